@@ -1,0 +1,137 @@
+//! The one error type of the service and its mapping to HTTP, in one place.
+//!
+//! Every error response carries the contract's Error body
+//! `{"code", "message", "status"}` with `status` equal to the HTTP status.
+
+use http::StatusCode;
+use serde::Serialize;
+
+use crate::response::Response;
+use crate::store::StoreError;
+
+/// Seconds a client should wait before retrying after a 503.
+pub const RETRY_AFTER_SECONDS: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApiError {
+    /// Missing or malformed credentials (`wrong_key: false`), or a key that
+    /// matches none of the configured ones (`wrong_key: true`).
+    Unauthorized {
+        wrong_key: bool,
+    },
+    InvalidParameter(String),
+    InvalidBody(String),
+    NotFound(String),
+    MethodNotAllowed {
+        allow: &'static str,
+    },
+    UnsupportedMediaType,
+    PayloadTooLarge,
+    StoreUnavailable(StoreError),
+    Internal(String),
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    code: &'a str,
+    message: &'a str,
+    status: u16,
+}
+
+impl ApiError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
+            ApiError::InvalidParameter(_) | ApiError::InvalidBody(_) => StatusCode::BAD_REQUEST,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Unauthorized { .. } => "unauthorized",
+            ApiError::InvalidParameter(_) => "invalid_parameter",
+            ApiError::InvalidBody(_) => "invalid_body",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::MethodNotAllowed { .. } => "method_not_allowed",
+            ApiError::UnsupportedMediaType => "unsupported_media_type",
+            ApiError::PayloadTooLarge => "payload_too_large",
+            ApiError::StoreUnavailable(_) => "store_unavailable",
+            ApiError::Internal(_) => "internal_error",
+        }
+    }
+
+    /// The message the client reads. Store and internal details stay in the log.
+    pub fn message(&self) -> String {
+        match self {
+            ApiError::Unauthorized { wrong_key: false } => {
+                "a valid API key is required: send 'Authorization: Bearer <API_KEY>'".into()
+            }
+            ApiError::Unauthorized { wrong_key: true } => "the API key is not valid".into(),
+            ApiError::InvalidParameter(m) | ApiError::InvalidBody(m) | ApiError::NotFound(m) => {
+                m.clone()
+            }
+            ApiError::MethodNotAllowed { allow } => {
+                format!("method not allowed on this path; allowed: {allow}")
+            }
+            ApiError::UnsupportedMediaType => "the request body must be 'application/json'".into(),
+            ApiError::PayloadTooLarge => format!(
+                "the request body is larger than {} bytes",
+                crate::request::MAX_BODY_BYTES
+            ),
+            ApiError::StoreUnavailable(_) => {
+                "the data store is unavailable; nothing was changed, retry later".into()
+            }
+            ApiError::Internal(_) => "internal error".into(),
+        }
+    }
+
+    /// What the access log may say beyond the status (never a key).
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            ApiError::StoreUnavailable(e) => Some(e.to_string()),
+            ApiError::Internal(m) => Some(m.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn into_response(self) -> Response {
+        let status = self.status();
+        let message = self.message();
+        let body = ErrorBody {
+            code: self.code(),
+            message: &message,
+            status: status.as_u16(),
+        };
+        let mut response = Response::json(status, &body);
+        match self {
+            ApiError::Unauthorized { wrong_key } => {
+                let challenge = if wrong_key {
+                    r#"Bearer realm="petstore", error="invalid_token""#
+                } else {
+                    r#"Bearer realm="petstore""#
+                };
+                response = response.with_header("www-authenticate", challenge);
+            }
+            ApiError::MethodNotAllowed { allow } => {
+                response = response.with_header("allow", allow);
+            }
+            ApiError::StoreUnavailable(_) => {
+                response = response.with_header("retry-after", RETRY_AFTER_SECONDS.to_string());
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        ApiError::StoreUnavailable(e)
+    }
+}

@@ -1,0 +1,17 @@
+//! Petstore v1 (`/v1/pets`) as a Spin HTTP component.
+//!
+//! The core — [`routes`], [`auth`], [`model`], [`catalogue`] over the
+//! [`store::KvStore`] trait — knows nothing of Spin and is unit-tested
+//! natively. `spin.rs`, compiled for wasm32 only, is the thin Spin layer.
+
+pub mod auth;
+pub mod catalogue;
+pub mod errors;
+pub mod model;
+pub mod request;
+pub mod response;
+pub mod routes;
+pub mod store;
+
+#[cfg(target_arch = "wasm32")]
+mod spin;

@@ -1,0 +1,152 @@
+//! Routing of `/v1`: authentication first, then the three operations, with
+//! every error turned into its response in one place ([`ApiError::into_response`]).
+
+use http::{Method, StatusCode};
+
+use crate::auth::ApiKeys;
+use crate::catalogue::Catalogue;
+use crate::errors::ApiError;
+use crate::model::{parse_digits, ListQuery, NewPet};
+use crate::request::{Body, Request};
+use crate::response::Response;
+use crate::store::KvStore;
+
+/// `Deprecation` of getPet (RFC 9745): the release date of 1.0.0, 2026-11-21.
+pub const DEPRECATION: &str = "@1795219200";
+/// `Sunset` of getPet (RFC 8594): its removal date.
+pub const SUNSET: &str = "Thu, 05 Dec 2030 00:00:00 GMT";
+pub const SUCCESSOR_LINK: &str = r#"</v1/pets>; rel="successor-version""#;
+
+enum Route<'a> {
+    Pets,
+    Pet(&'a str),
+    Unknown,
+}
+
+fn route(path: &str) -> Route<'_> {
+    match path.strip_prefix("/v1/pets") {
+        Some("") => Route::Pets,
+        Some(rest) => match rest.strip_prefix('/') {
+            Some(id) if !id.contains('/') => Route::Pet(id),
+            _ => Route::Unknown,
+        },
+        None => Route::Unknown,
+    }
+}
+
+/// Answers one request. `keys` is the parsed `api_key` variable, or why it
+/// could not be read. Never panics; every error is an Error body.
+pub fn handle<S: KvStore>(
+    request: &Request,
+    keys: &Result<ApiKeys, String>,
+    store: &S,
+) -> Response {
+    respond(request, keys, store).unwrap_or_else(ApiError::into_response)
+}
+
+fn respond<S: KvStore>(
+    request: &Request,
+    keys: &Result<ApiKeys, String>,
+    store: &S,
+) -> Result<Response, ApiError> {
+    let keys = keys
+        .as_ref()
+        .map_err(|e| ApiError::Internal(format!("variable api_key: {e}")))?;
+    keys.authenticate(request)?;
+    let catalogue = Catalogue::new(store);
+    match (route(&request.path), &request.method) {
+        (Route::Pets, &Method::GET) => list_pets(&catalogue, request),
+        (Route::Pets, &Method::POST) => create_pet(&catalogue, request),
+        (Route::Pets, _) => Err(ApiError::MethodNotAllowed { allow: "GET, POST" }),
+        (Route::Pet(id), &Method::GET) => Ok(deprecated(
+            get_pet(&catalogue, id).unwrap_or_else(ApiError::into_response),
+        )),
+        (Route::Pet(_), _) => Err(ApiError::MethodNotAllowed { allow: "GET" }),
+        (Route::Unknown, _) => Err(ApiError::NotFound("no such resource".into())),
+    }
+}
+
+fn list_pets<S: KvStore>(
+    catalogue: &Catalogue<S>,
+    request: &Request,
+) -> Result<Response, ApiError> {
+    let query = ListQuery::parse(request.query.as_deref())?;
+    let from = query.cursor.map_or(1, |c| c.position);
+    let page = catalogue.list(query.list(), from, query.limit)?;
+    let mut response = Response::json(StatusCode::OK, &page.pets);
+    if let Some(next) = page.next {
+        // Only the parameters the client used, plus the cursor (decisions.md).
+        let mut params = Vec::new();
+        if query.limit_given {
+            params.push(format!("limit={}", query.limit));
+        }
+        if let Some(status) = query.status {
+            params.push(format!("status={}", status.as_str()));
+        }
+        params.push(format!("cursor={}", next.encode()));
+        response = response.with_header(
+            "link",
+            format!(r#"</v1/pets?{}>; rel="next""#, params.join("&")),
+        );
+    }
+    Ok(response)
+}
+
+fn create_pet<S: KvStore>(
+    catalogue: &Catalogue<S>,
+    request: &Request,
+) -> Result<Response, ApiError> {
+    let is_json = request
+        .single_header("content-type")
+        .is_some_and(is_json_media_type);
+    if !is_json {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    let body = match &request.body {
+        Body::Complete(bytes) => bytes,
+        Body::TooLarge => return Err(ApiError::PayloadTooLarge),
+    };
+    let new_pet = NewPet::from_json(body)?;
+    let pet = catalogue.create(new_pet)?;
+    Ok(Response::json(StatusCode::CREATED, &pet)
+        .with_header("location", format!("/v1/pets/{}", pet.id)))
+}
+
+/// `application/json`, in any case, with or without parameters.
+fn is_json_media_type(value: &[u8]) -> bool {
+    let Ok(value) = std::str::from_utf8(value) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("application/json")
+}
+
+fn get_pet<S: KvStore>(catalogue: &Catalogue<S>, raw_id: &str) -> Result<Response, ApiError> {
+    let not_found = || ApiError::NotFound("no pet has this id".into());
+    // Not a positive int64: names no pet, so 404 like any unknown id.
+    let id = parse_digits(raw_id)
+        .filter(|id| *id >= 1)
+        .ok_or_else(not_found)?;
+    let pet = catalogue.get(id)?.ok_or_else(not_found)?;
+    Ok(Response::json(StatusCode::OK, &pet))
+}
+
+fn deprecated(response: Response) -> Response {
+    response
+        .with_header("deprecation", DEPRECATION)
+        .with_header("sunset", SUNSET)
+        .with_header("link", SUCCESSOR_LINK)
+}
+
+/// The access-log line: method, path without query, status, duration. The
+/// query and headers (cursor, key) are never logged.
+pub fn log_line(method: &Method, path: &str, status: StatusCode, micros: u128) -> String {
+    format!(
+        "{} {} {} {}.{:03}ms",
+        method,
+        path,
+        status.as_u16(),
+        micros / 1000,
+        micros % 1000
+    )
+}

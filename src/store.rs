@@ -1,0 +1,47 @@
+//! The key-value operations the core needs, as a small trait.
+//!
+//! The component implements it over Spin's `wasi:keyvalue` (src/spin.rs); unit
+//! tests use [`memory::MemStore`], which has the same atomic semantics and can
+//! reproduce the quirks of real Spin backends on demand.
+
+pub mod memory;
+
+use std::fmt;
+
+/// A key-value operation failed (backend down, timeout, lost reply, ...).
+///
+/// The component answers it with 503 `store_unavailable`; the message is only
+/// logged, never shown to the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "key-value store: {}", self.0)
+    }
+}
+
+/// What the backend *reported* for a compare-and-swap. Callers never trust a
+/// reported conflict (Spin's Redis backend reports one after writing); they
+/// read the key back to learn what happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwapReport {
+    Swapped,
+    Conflict,
+}
+
+/// The operations of `wasi:keyvalue/{store,atomics}@0.2.0-draft2` that the
+/// catalogue uses. No batch operation: `get-many` crashes Spin's Redis backend.
+pub trait KvStore {
+    /// A compare-and-swap in progress (`atomics::cas`).
+    type Cas;
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
+    /// Atomically adds `delta` and returns the new value; an absent key counts as 0.
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError>;
+    /// Starts a compare-and-swap on `key`: its handle and the key's current value.
+    fn cas_begin(&self, key: &str) -> Result<(Self::Cas, Option<Vec<u8>>), StoreError>;
+    /// Writes `value` if the key has not changed since `cas_begin`.
+    fn cas_swap(&self, cas: Self::Cas, value: &[u8]) -> Result<SwapReport, StoreError>;
+}

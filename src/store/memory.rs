@@ -1,0 +1,364 @@
+//! An in-memory [`KvStore`] with Spin's atomic semantics, for native tests.
+//!
+//! It can behave like the backends measured in `spin-platform-facts.md`
+//! ([`Backend`]) and inject faults ([`Fault`]), so the unit tests show that
+//! the catalogue survives each quirk. Clones share one store, like two
+//! component instances sharing Spin's `default` store.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+use super::{KvStore, StoreError, SwapReport};
+
+/// Which real backend's compare-and-swap behaviour to reproduce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Ideal semantics: CAS fails exactly when the key changed since `cas_begin`.
+    Clean,
+    /// Spin's SQLite: CAS on a key that was absent at `cas_begin` is an
+    /// unconditional upsert (a concurrent creator's write is lost).
+    Sqlite,
+    /// Spin's Redis: `swap` applies the write, then reports a conflict.
+    Redis,
+}
+
+/// A fault to inject on a future call, counted from 1 over all calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Call `n` fails and changes nothing.
+    Fail(u64),
+    /// Call `n` is applied, then its reply is lost (the caller sees an error).
+    LoseReply(u64),
+}
+
+/// One operation, as counted and as seen by hooks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    Get(String),
+    Set(String),
+    Increment(String),
+    CasBegin(String),
+    Swap(String),
+}
+
+type Hook = Box<dyn FnMut(&Op)>;
+type Matcher = Box<dyn Fn(&Op) -> bool>;
+
+struct Inner {
+    backend: Backend,
+    data: BTreeMap<String, (u64, Vec<u8>)>,
+    next_version: u64,
+    calls: u64,
+    bytes: u64,
+    log: Vec<Op>,
+    faults: Vec<Fault>,
+    /// The next this-many swaps report a conflict and write nothing.
+    forced_conflicts: u64,
+    /// Swaps attempted on a key that was absent at `cas_begin`.
+    absent_key_swaps: u64,
+    /// Run before the matching operation executes (to interleave a competitor).
+    hooks: VecDeque<(Matcher, Hook)>,
+}
+
+/// The handle of a compare-and-swap in progress.
+pub struct MemCas {
+    key: String,
+    /// Version of the key at `cas_begin`; `None` if it was absent.
+    version: Option<u64>,
+}
+
+#[derive(Clone)]
+pub struct MemStore(Rc<RefCell<Inner>>);
+
+impl Default for MemStore {
+    fn default() -> Self {
+        MemStore::new(Backend::Clean)
+    }
+}
+
+impl MemStore {
+    pub fn new(backend: Backend) -> MemStore {
+        MemStore(Rc::new(RefCell::new(Inner {
+            backend,
+            data: BTreeMap::new(),
+            next_version: 1,
+            calls: 0,
+            bytes: 0,
+            log: Vec::new(),
+            faults: Vec::new(),
+            forced_conflicts: 0,
+            absent_key_swaps: 0,
+            hooks: VecDeque::new(),
+        })))
+    }
+
+    pub fn inject(&self, fault: Fault) {
+        self.0.borrow_mut().faults.push(fault);
+    }
+
+    /// The next `k` swaps report a conflict without writing.
+    pub fn force_conflicts(&self, k: u64) {
+        self.0.borrow_mut().forced_conflicts = k;
+    }
+
+    /// Runs `hook` once, just before the first operation that `when` matches.
+    pub fn before(&self, when: impl Fn(&Op) -> bool + 'static, hook: impl FnMut(&Op) + 'static) {
+        self.0
+            .borrow_mut()
+            .hooks
+            .push_back((Box::new(when), Box::new(hook)));
+    }
+
+    /// Calls made so far (each `cas_begin` counts as the two host calls
+    /// `cas.new` and `cas.current`).
+    pub fn calls(&self) -> u64 {
+        self.0.borrow().calls
+    }
+
+    /// Value bytes moved so far (read and written).
+    pub fn bytes(&self) -> u64 {
+        self.0.borrow().bytes
+    }
+
+    /// How many swaps targeted a key that was absent at `cas_begin` (the
+    /// pattern that loses writes on Spin's SQLite backend).
+    pub fn absent_key_swaps(&self) -> u64 {
+        self.0.borrow().absent_key_swaps
+    }
+
+    pub fn ops(&self) -> Vec<Op> {
+        self.0.borrow().log.clone()
+    }
+
+    pub fn reset_counts(&self) {
+        let mut inner = self.0.borrow_mut();
+        inner.calls = 0;
+        inner.bytes = 0;
+        inner.log.clear();
+    }
+
+    /// The stored value of `key`, bypassing counting and faults.
+    pub fn peek(&self, key: &str) -> Option<Vec<u8>> {
+        self.0.borrow().data.get(key).map(|(_, v)| v.clone())
+    }
+
+    pub fn keys(&self) -> Vec<String> {
+        self.0.borrow().data.keys().cloned().collect()
+    }
+
+    pub fn largest_value(&self) -> usize {
+        self.0
+            .borrow()
+            .data
+            .values()
+            .map(|(_, v)| v.len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Counts the call, runs a matching hook, and says which fault hits it.
+    fn enter(&self, op: Op, call_weight: u64) -> Option<Fault> {
+        let hook = {
+            let mut inner = self.0.borrow_mut();
+            let pos = inner.hooks.iter().position(|(when, _)| when(&op));
+            pos.and_then(|p| inner.hooks.remove(p))
+        };
+        if let Some((_, mut hook)) = hook {
+            hook(&op);
+        }
+        let mut inner = self.0.borrow_mut();
+        let first = inner.calls + 1;
+        inner.calls += call_weight;
+        let last = inner.calls;
+        inner.log.push(op);
+        let hit = inner.faults.iter().position(|f| match f {
+            Fault::Fail(n) | Fault::LoseReply(n) => (first..=last).contains(n),
+        });
+        hit.map(|i| inner.faults.remove(i))
+    }
+
+    fn write(inner: &mut Inner, key: &str, value: &[u8]) {
+        let version = inner.next_version;
+        inner.next_version += 1;
+        inner.bytes += value.len() as u64;
+        inner
+            .data
+            .insert(key.to_string(), (version, value.to_vec()));
+    }
+}
+
+fn failed(what: &str) -> StoreError {
+    StoreError(format!("injected failure of {what}"))
+}
+
+fn lost(what: &str) -> StoreError {
+    StoreError(format!("reply of {what} lost (it was applied)"))
+}
+
+impl KvStore for MemStore {
+    type Cas = MemCas;
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let fault = self.enter(Op::Get(key.into()), 1);
+        if matches!(fault, Some(Fault::Fail(_))) {
+            return Err(failed("get"));
+        }
+        let mut inner = self.0.borrow_mut();
+        let value = inner.data.get(key).map(|(_, v)| v.clone());
+        inner.bytes += value.as_ref().map_or(0, |v| v.len() as u64);
+        match fault {
+            Some(Fault::LoseReply(_)) => Err(lost("get")),
+            _ => Ok(value),
+        }
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        let fault = self.enter(Op::Set(key.into()), 1);
+        if matches!(fault, Some(Fault::Fail(_))) {
+            return Err(failed("set"));
+        }
+        MemStore::write(&mut self.0.borrow_mut(), key, value);
+        match fault {
+            Some(Fault::LoseReply(_)) => Err(lost("set")),
+            _ => Ok(()),
+        }
+    }
+
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
+        let fault = self.enter(Op::Increment(key.into()), 1);
+        if matches!(fault, Some(Fault::Fail(_))) {
+            return Err(failed("increment"));
+        }
+        let mut inner = self.0.borrow_mut();
+        let current = match inner.data.get(key) {
+            None => 0,
+            Some((_, v)) => {
+                let bytes: [u8; 8] = v
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| StoreError(format!("'{key}' does not hold a counter")))?;
+                i64::from_le_bytes(bytes)
+            }
+        };
+        let next = current
+            .checked_add(delta)
+            .ok_or_else(|| StoreError("counter overflow".into()))?;
+        // Stored as 8 bytes little-endian, as Spin's SQLite backend does.
+        MemStore::write(&mut inner, key, &next.to_le_bytes());
+        match fault {
+            Some(Fault::LoseReply(_)) => Err(lost("increment")),
+            _ => Ok(next),
+        }
+    }
+
+    fn cas_begin(&self, key: &str) -> Result<(MemCas, Option<Vec<u8>>), StoreError> {
+        let fault = self.enter(Op::CasBegin(key.into()), 2);
+        if fault.is_some() {
+            return Err(failed("cas.new/current"));
+        }
+        let mut inner = self.0.borrow_mut();
+        let entry = inner.data.get(key).cloned();
+        inner.bytes += entry.as_ref().map_or(0, |(_, v)| v.len() as u64);
+        let cas = MemCas {
+            key: key.to_string(),
+            version: entry.as_ref().map(|(ver, _)| *ver),
+        };
+        Ok((cas, entry.map(|(_, v)| v)))
+    }
+
+    fn cas_swap(&self, cas: MemCas, value: &[u8]) -> Result<SwapReport, StoreError> {
+        let fault = self.enter(Op::Swap(cas.key.clone()), 1);
+        if matches!(fault, Some(Fault::Fail(_))) {
+            return Err(failed("swap"));
+        }
+        let mut inner = self.0.borrow_mut();
+        if cas.version.is_none() {
+            inner.absent_key_swaps += 1;
+        }
+        if inner.forced_conflicts > 0 {
+            inner.forced_conflicts -= 1;
+            return Ok(SwapReport::Conflict);
+        }
+        let current = inner.data.get(&cas.key).map(|(ver, _)| *ver);
+        let allowed =
+            current == cas.version || (inner.backend == Backend::Sqlite && cas.version.is_none());
+        if !allowed {
+            return Ok(SwapReport::Conflict);
+        }
+        MemStore::write(&mut inner, &cas.key, value);
+        match (fault, inner.backend) {
+            (Some(Fault::LoseReply(_)), _) => Err(lost("swap")),
+            (_, Backend::Redis) => Ok(SwapReport::Conflict),
+            _ => Ok(SwapReport::Swapped),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The store reproduces each measured quirk; the catalogue tests rely on it.
+    use super::*;
+
+    #[test]
+    fn clean_cas_fails_when_the_key_changed() {
+        let s = MemStore::new(Backend::Clean);
+        let (a, cur) = s.cas_begin("k").unwrap();
+        assert_eq!(cur, None);
+        let (b, _) = s.cas_begin("k").unwrap();
+        assert_eq!(s.cas_swap(a, b"A").unwrap(), SwapReport::Swapped);
+        assert_eq!(s.cas_swap(b, b"B").unwrap(), SwapReport::Conflict);
+        assert_eq!(s.peek("k").unwrap(), b"A");
+    }
+
+    #[test]
+    fn sqlite_absent_key_cas_is_an_upsert_that_loses_the_first_write() {
+        let s = MemStore::new(Backend::Sqlite);
+        let (a, _) = s.cas_begin("k").unwrap();
+        let (b, _) = s.cas_begin("k").unwrap();
+        assert_eq!(s.cas_swap(a, b"A").unwrap(), SwapReport::Swapped);
+        assert_eq!(s.cas_swap(b, b"B").unwrap(), SwapReport::Swapped);
+        assert_eq!(s.peek("k").unwrap(), b"B", "A was told 'swapped' and lost");
+        // On an existing key SQLite's CAS is correct.
+        let (c, _) = s.cas_begin("k").unwrap();
+        let (d, _) = s.cas_begin("k").unwrap();
+        assert_eq!(s.cas_swap(c, b"C").unwrap(), SwapReport::Swapped);
+        assert_eq!(s.cas_swap(d, b"D").unwrap(), SwapReport::Conflict);
+    }
+
+    #[test]
+    fn redis_swap_writes_then_reports_failure() {
+        let s = MemStore::new(Backend::Redis);
+        s.set("k", b"old").unwrap();
+        let (a, _) = s.cas_begin("k").unwrap();
+        assert_eq!(s.cas_swap(a, b"new").unwrap(), SwapReport::Conflict);
+        assert_eq!(s.peek("k").unwrap(), b"new");
+    }
+
+    #[test]
+    fn faults_fail_or_lose_the_reply() {
+        let s = MemStore::default();
+        s.inject(Fault::Fail(1));
+        s.inject(Fault::LoseReply(2));
+        assert!(s.set("a", b"1").is_err());
+        assert_eq!(s.peek("a"), None);
+        assert!(s.increment("n", 5).is_err());
+        assert_eq!(
+            s.increment("n", 1).unwrap(),
+            6,
+            "the lost increment was applied"
+        );
+        assert_eq!(s.peek("n").unwrap(), 6i64.to_le_bytes());
+        assert_eq!(s.calls(), 3);
+    }
+
+    #[test]
+    fn forced_conflicts_write_nothing() {
+        let s = MemStore::default();
+        s.set("k", b"v").unwrap();
+        s.force_conflicts(1);
+        let (a, _) = s.cas_begin("k").unwrap();
+        assert_eq!(s.cas_swap(a, b"w").unwrap(), SwapReport::Conflict);
+        assert_eq!(s.peek("k").unwrap(), b"v");
+    }
+}

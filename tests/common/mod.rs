@@ -1,0 +1,147 @@
+//! A native test client: requests go through the core's `routes::handle`
+//! exactly as the Spin layer sends them, over an in-memory store.
+#![allow(dead_code)]
+
+use http::Method;
+use petstore::auth::ApiKeys;
+use petstore::request::{Body, Request, MAX_BODY_BYTES};
+use petstore::response::Response;
+use petstore::routes;
+use petstore::store::memory::{Backend, MemStore};
+use serde_json::Value;
+
+pub const KEY: &str = "test-key";
+
+pub struct Api {
+    pub store: MemStore,
+    pub keys: Result<ApiKeys, String>,
+}
+
+impl Api {
+    pub fn new() -> Api {
+        Api::on(MemStore::new(Backend::Clean))
+    }
+
+    pub fn on(store: MemStore) -> Api {
+        Api {
+            store,
+            keys: Ok(ApiKeys::parse(KEY)),
+        }
+    }
+
+    pub fn request(
+        &self,
+        method: Method,
+        target: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Response {
+        let headers = headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
+            .collect();
+        let body = if body.len() > MAX_BODY_BYTES {
+            Body::TooLarge
+        } else {
+            Body::Complete(body.to_vec())
+        };
+        routes::handle(
+            &Request::new(method, target, headers, body),
+            &self.keys,
+            &self.store,
+        )
+    }
+
+    pub fn get(&self, target: &str) -> Response {
+        let auth = format!("Bearer {KEY}");
+        self.request(Method::GET, target, &[("Authorization", &auth)], b"")
+    }
+
+    pub fn post(&self, body: &str) -> Response {
+        let auth = format!("Bearer {KEY}");
+        self.request(
+            Method::POST,
+            "/v1/pets",
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+            ],
+            body.as_bytes(),
+        )
+    }
+
+    /// Creates a pet and returns its id; panics unless the answer is 201.
+    pub fn create(&self, name: &str, status: &str) -> i64 {
+        let r = self.post(&format!(
+            r#"{{"name":"{name}","categoryId":1,"status":"{status}"}}"#
+        ));
+        assert_eq!(
+            r.status.as_u16(),
+            201,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        json(&r)["id"].as_i64().unwrap()
+    }
+
+    /// Follows `next` links from `target`; returns the ids in walk order.
+    pub fn walk(&self, target: &str) -> Vec<i64> {
+        let mut ids = Vec::new();
+        let mut next = Some(target.to_string());
+        let mut pages = 0;
+        while let Some(t) = next {
+            let r = self.get(&t);
+            assert_eq!(
+                r.status.as_u16(),
+                200,
+                "{}",
+                String::from_utf8_lossy(&r.body)
+            );
+            ids.extend(
+                json(&r)
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p["id"].as_i64().unwrap()),
+            );
+            next = r.header("link").map(next_target);
+            pages += 1;
+            assert!(pages < 100_000, "walk does not end");
+        }
+        ids
+    }
+}
+
+pub fn json(r: &Response) -> Value {
+    serde_json::from_slice(&r.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", r.body))
+}
+
+/// The target of a `Link: <...>; rel="next"` header.
+pub fn next_target(link: &str) -> String {
+    assert!(link.ends_with(r#">; rel="next""#), "{link}");
+    link.trim_start_matches('<')
+        .split('>')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// Asserts an Error body with this status and code, and returns its message.
+pub fn assert_error(r: &Response, status: u16, code: &str) -> String {
+    assert_eq!(
+        r.status.as_u16(),
+        status,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let body = json(r);
+    assert_eq!(body["code"], code);
+    assert_eq!(body["status"], status);
+    assert_eq!(
+        body.as_object().unwrap().len(),
+        3,
+        "only code, message, status: {body}"
+    );
+    body["message"].as_str().unwrap().to_string()
+}
