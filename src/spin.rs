@@ -1,0 +1,165 @@
+//! The Spin layer: `wasi:http` in and out, `wasi:keyvalue` as a [`KvStore`],
+//! the `api_key` variable. Compiled for wasm32 only; all logic is in the core.
+
+use std::cell::OnceCell;
+use std::time::Instant;
+
+use spin_sdk::http::{Fields, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam};
+
+use crate::auth::ApiKeys;
+use crate::request::{Body, Request, MAX_BODY_BYTES};
+use crate::response::Response;
+use crate::routes;
+use crate::store::{KvStore, StoreError, SwapReport};
+
+mod bindings {
+    wit_bindgen::generate!({ world: "petstore", path: "wit", generate_all });
+}
+
+use bindings::wasi::keyvalue::{atomics, store};
+
+#[spin_sdk::http_component]
+fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
+    let started = Instant::now();
+    let method = http::Method::from_bytes(incoming.method().to_string().as_bytes())
+        .unwrap_or(http::Method::OPTIONS);
+    let target = incoming
+        .path_with_query()
+        .unwrap_or_else(|| "/".to_string());
+    let headers = incoming.headers().entries();
+    let body = read_body(incoming);
+    let request = Request::new(method, &target, headers, body);
+    let keys = spin_sdk::variables::get("api_key")
+        .map(|v| ApiKeys::parse(&v))
+        .map_err(|e| e.to_string());
+    let response = routes::handle(&request, &keys, &SpinStore::default());
+    if let Err(e) = send(outparam, &response) {
+        eprintln!("could not send the response: {e}");
+    }
+    println!(
+        "{}",
+        routes::log_line(
+            &request.method,
+            &request.path,
+            response.status,
+            started.elapsed().as_micros()
+        )
+    );
+}
+
+/// Reads the body up to one byte past the limit, so an oversized body is
+/// known without reading it all.
+fn read_body(incoming: IncomingRequest) -> Body {
+    let Ok(body) = incoming.consume() else {
+        return Body::Complete(Vec::new());
+    };
+    let Ok(stream) = body.stream() else {
+        return Body::Complete(Vec::new());
+    };
+    let mut bytes = Vec::new();
+    // `Closed` is the normal end. Any other error means the client went away
+    // mid-body; what arrived is then judged like any body (a cut JSON text
+    // does not parse).
+    while let Ok(chunk) = stream.blocking_read((MAX_BODY_BYTES + 1 - bytes.len()) as u64) {
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() > MAX_BODY_BYTES {
+            return Body::TooLarge;
+        }
+    }
+    Body::Complete(bytes)
+}
+
+/// Writes the whole response — head, `content-length`, body, finish — and
+/// only then sets the outparam: Spin then sends it in one go, without the
+/// 40 ms delayed-ACK stall a head-first response suffers on keep-alive.
+fn send(outparam: ResponseOutparam, response: &Response) -> Result<(), String> {
+    let mut headers: Vec<(String, Vec<u8>)> = response
+        .headers
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.as_bytes().to_vec()))
+        .collect();
+    headers.push((
+        "content-length".to_string(),
+        response.body.len().to_string().into_bytes(),
+    ));
+    let fields = Fields::from_list(&headers).map_err(|e| format!("headers: {e:?}"))?;
+    let outgoing = OutgoingResponse::new(fields);
+    outgoing
+        .set_status_code(response.status.as_u16())
+        .map_err(|()| "status code rejected".to_string())?;
+    let body = outgoing.body().map_err(|()| "body taken".to_string())?;
+    {
+        let stream = body.write().map_err(|()| "body stream taken".to_string())?;
+        let mut rest = response.body.as_slice();
+        while !rest.is_empty() {
+            let permitted = stream.check_write().map_err(|e| format!("{e:?}"))?;
+            if permitted == 0 {
+                stream.subscribe().block();
+                continue;
+            }
+            let n = rest
+                .len()
+                .min(usize::try_from(permitted).unwrap_or(usize::MAX));
+            stream.write(&rest[..n]).map_err(|e| format!("{e:?}"))?;
+            rest = &rest[n..];
+        }
+        stream.blocking_flush().map_err(|e| format!("{e:?}"))?;
+    }
+    OutgoingBody::finish(body, None).map_err(|e| format!("finish: {e:?}"))?;
+    outparam.set(outgoing);
+    Ok(())
+}
+
+/// Spin's `default` key-value store, opened on first use (a request that
+/// needs no data, such as a 401, never opens it).
+#[derive(Default)]
+struct SpinStore {
+    bucket: OnceCell<Result<store::Bucket, StoreError>>,
+}
+
+fn store_error(e: store::Error) -> StoreError {
+    StoreError(match e {
+        store::Error::NoSuchStore => "no such store 'default'".to_string(),
+        store::Error::AccessDenied => "access to store 'default' denied".to_string(),
+        store::Error::Other(m) => m,
+    })
+}
+
+impl SpinStore {
+    fn bucket(&self) -> Result<&store::Bucket, StoreError> {
+        self.bucket
+            .get_or_init(|| store::open("default").map_err(store_error))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+impl KvStore for SpinStore {
+    type Cas = atomics::Cas;
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.bucket()?.get(key).map_err(store_error)
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.bucket()?.set(key, value).map_err(store_error)
+    }
+
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
+        atomics::increment(self.bucket()?, key, delta).map_err(store_error)
+    }
+
+    fn cas_begin(&self, key: &str) -> Result<(atomics::Cas, Option<Vec<u8>>), StoreError> {
+        let cas = atomics::Cas::new(self.bucket()?, key).map_err(store_error)?;
+        let current = cas.current().map_err(store_error)?;
+        Ok((cas, current))
+    }
+
+    fn cas_swap(&self, cas: atomics::Cas, value: &[u8]) -> Result<SwapReport, StoreError> {
+        match atomics::swap(cas, value) {
+            Ok(()) => Ok(SwapReport::Swapped),
+            Err(atomics::CasError::CasFailed(_)) => Ok(SwapReport::Conflict),
+            Err(atomics::CasError::StoreError(e)) => Err(store_error(e)),
+        }
+    }
+}
