@@ -1,1 +1,76 @@
-fn main() {}
+//! `petstore-host`: serve the petstore component on loopback like `spin up`,
+//! for people without Spin, API fuzzers and load generators.
+//!
+//! ```text
+//! cargo run -p petstore-host -- --listen 127.0.0.1:3000 --variable api_key=secret
+//! ```
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use petstore_host::kv::{Fault, KvStore, Profile};
+use petstore_host::server::{self, Host, Output};
+
+const USAGE: &str =
+    "usage: petstore-host [--listen ADDR] [--manifest spin.toml] [--variable NAME=VALUE]...
+                     [--profile clean|sqlite|redis] [--fail-call N] [--lose-reply N]
+                     [--cas-failures K] [--threads N] [--quiet]
+
+Serves the component of spin.toml (build it first: cargo build --target wasm32-wasip1 --release).
+Variables come from --variable or SPIN_VARIABLE_<NAME>, as with `spin up`.
+--profile reproduces a Spin key-value backend (default clean); --fail-call and
+--lose-reply inject a fault on the N-th key-value call; --cas-failures makes the
+next K swaps fail. --quiet drops the component's access log.";
+
+fn main() -> Result<()> {
+    let mut listen: SocketAddr = "127.0.0.1:3000".parse()?;
+    let mut manifest = PathBuf::from("spin.toml");
+    let mut variables = HashMap::new();
+    let mut profile = Profile::Clean;
+    let mut faults = Vec::new();
+    let mut cas_failures = 0;
+    let mut threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut output = Output::Inherit;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || {
+            args.next()
+                .with_context(|| format!("{arg} needs a value\n{USAGE}"))
+        };
+        match arg.as_str() {
+            "--listen" => listen = value()?.parse().context("--listen ADDR:PORT")?,
+            "--manifest" => manifest = PathBuf::from(value()?),
+            "--variable" => {
+                let pair = value()?;
+                let (name, val) = pair.split_once('=').context("--variable NAME=VALUE")?;
+                variables.insert(name.to_string(), val.to_string());
+            }
+            "--profile" => profile = value()?.parse().map_err(anyhow::Error::msg)?,
+            "--fail-call" => faults.push(Fault::Fail(value()?.parse()?)),
+            "--lose-reply" => faults.push(Fault::LoseReply(value()?.parse()?)),
+            "--cas-failures" => cas_failures = value()?.parse()?,
+            "--threads" => threads = value()?.parse()?,
+            "--quiet" => output = Output::Discard,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            other => bail!("unknown argument '{other}'\n{USAGE}"),
+        }
+    }
+    if !listen.ip().is_loopback() {
+        bail!("--listen must be a loopback address: this is a test host");
+    }
+    let loaded = server::load_app(&manifest, &variables)?;
+    let kv = KvStore::new(profile);
+    kv.inject(&faults);
+    kv.fail_next_swaps(cas_failures);
+    let host = Host::new(loaded, kv, output);
+    let addr = server::spawn(host, listen, threads)?;
+    eprintln!("petstore-host: serving http://{addr}/v1 (key-value profile {profile:?})");
+    loop {
+        std::thread::park();
+    }
+}

@@ -1,0 +1,477 @@
+//! Loads the component the way Spin does and serves it over HTTP/1.1: one
+//! fresh instance per request from a pre-instantiated component, requests
+//! in parallel on a multi-threaded runtime, Spin's key-value and variables
+//! interfaces from our WIT (`wit/`, copied from spin-sdk).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::server::conn::http1;
+use tokio::net::TcpListener;
+use wasmtime::component::{Component, HasSelf, Linker, Resource, ResourceTable};
+use wasmtime::{Config, Engine, Store};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::io::TokioIo;
+use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+use crate::kv::{self, KvStore};
+use crate::manifest::App;
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "petstore:component/spin-host",
+        imports: { default: trappable },
+        with: {
+            "wasi:keyvalue/store.bucket": super::Bucket,
+            "wasi:keyvalue/atomics.cas": super::kv::Cas,
+        },
+    });
+}
+
+use bindings::fermyon::spin::variables;
+use bindings::wasi::keyvalue::{atomics, batch, store};
+
+/// An open bucket (`default` is the only store).
+pub struct Bucket;
+
+/// A compiled component, ready to be instantiated for each request.
+pub struct Loaded {
+    pub app: App,
+    pre: ProxyPre<RequestState>,
+    /// Bytes of the component after componentization.
+    pub component_size: usize,
+}
+
+/// Reads the `.wasm` and, if it is a core module (as `cargo build --target
+/// wasm32-wasip1` makes), turns it into a component as Spin's loader does:
+/// `wit-component` with the `wasi_snapshot_preview1` reactor adapter.
+pub fn componentize(wasm: &[u8]) -> Result<Vec<u8>> {
+    if wasmparser::Parser::is_component(wasm) {
+        return Ok(wasm.to_vec());
+    }
+    wit_component::ComponentEncoder::default()
+        .validate(true)
+        .module(wasm)?
+        .adapter(
+            "wasi_snapshot_preview1",
+            wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
+        )?
+        .encode()
+        .context("componentizing the core module")
+}
+
+/// The import names of a component (for the "only Spin interfaces" check).
+pub fn component_imports(component: &[u8]) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for payload in wasmparser::Parser::new(0).parse_all(component) {
+        if let wasmparser::Payload::ComponentImportSection(reader) = payload? {
+            for import in reader {
+                names.push(import?.name.0.to_string());
+            }
+        }
+    }
+    Ok(names)
+}
+
+impl Loaded {
+    pub fn load(app: App) -> Result<Loaded> {
+        let wasm = std::fs::read(&app.source).with_context(|| {
+            format!(
+                "reading {} (build it: cargo build --target wasm32-wasip1 --release)",
+                app.source.display()
+            )
+        })?;
+        Loaded::from_bytes(app, &wasm)
+    }
+
+    pub fn from_bytes(app: App, wasm: &[u8]) -> Result<Loaded> {
+        let component_bytes = componentize(wasm)?;
+        let engine = Engine::new(&Config::new())?;
+        let component = Component::new(&engine, &component_bytes)?;
+        let mut linker: Linker<RequestState> = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        bindings::SpinHost::add_to_linker::<_, HasSelf<RequestState>>(&mut linker, |s| s)?;
+        let pre = ProxyPre::new(linker.instantiate_pre(&component)?)?;
+        Ok(Loaded {
+            app,
+            pre,
+            component_size: component_bytes.len(),
+        })
+    }
+}
+
+/// Where the component's stdout (its access log) goes.
+#[derive(Clone)]
+pub enum Output {
+    /// Straight to the host's stdout, as `spin up` shows it.
+    Inherit,
+    /// Kept in memory, one entry per line (tests read it).
+    Capture(Arc<Mutex<Vec<String>>>),
+    Discard,
+}
+
+/// A running application: a compiled component, its store, its variables.
+pub struct Host {
+    loaded: Arc<Loaded>,
+    kv: KvStore,
+    output: Output,
+}
+
+impl Host {
+    pub fn new(loaded: Arc<Loaded>, kv: KvStore, output: Output) -> Arc<Host> {
+        Arc::new(Host { loaded, kv, output })
+    }
+
+    pub fn kv(&self) -> &KvStore {
+        &self.kv
+    }
+
+    /// Accepts connections until the runtime stops.
+    pub async fn serve(self: Arc<Self>, listener: TcpListener) -> Result<()> {
+        loop {
+            let (stream, _) = listener.accept().await?;
+            // Spin 4 leaves Nagle's algorithm on; so do we, so that a
+            // component that sends its head before its body stalls here as
+            // it would there.
+            let host = self.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| {
+                    let host = host.clone();
+                    async move { Ok::<_, std::convert::Infallible>(host.handle(req).await) }
+                });
+                let _ = http1::Builder::new()
+                    .keep_alive(true)
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    }
+
+    async fn handle(
+        self: Arc<Self>,
+        req: hyper::Request<hyper::body::Incoming>,
+    ) -> hyper::Response<HyperOutgoingBody> {
+        let prefix = &self.loaded.app.route_prefix;
+        let path = req.uri().path();
+        let routed = path == prefix || path.starts_with(&format!("{prefix}/"));
+        if !routed {
+            return plain(404, "Not Found");
+        }
+        match self.clone().run(req).await {
+            Ok(response) => response,
+            Err(e) => {
+                eprintln!("petstore-host: request failed: {e:#}");
+                // Like Spin: a trapped or silent component is a bodiless 500.
+                plain(500, "")
+            }
+        }
+    }
+
+    async fn run(
+        self: Arc<Self>,
+        req: hyper::Request<hyper::body::Incoming>,
+    ) -> Result<hyper::Response<HyperOutgoingBody>> {
+        let mut wasi = WasiCtx::builder();
+        wasi.inherit_stderr();
+        let pipe = match &self.output {
+            Output::Inherit => {
+                wasi.inherit_stdout();
+                None
+            }
+            Output::Capture(_) => {
+                let pipe = MemoryOutputPipe::new(64 * 1024);
+                wasi.stdout(pipe.clone());
+                Some(pipe)
+            }
+            Output::Discard => None,
+        };
+        let state = RequestState {
+            wasi: wasi.build(),
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+            kv: self.kv.clone(),
+            kv_labels: self.loaded.app.key_value_stores.clone(),
+            variables: self.loaded.app.variables.clone(),
+        };
+        let mut store = Store::new(self.loaded.pre.engine(), state);
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        let req = store
+            .data_mut()
+            .http()
+            .new_incoming_request(Scheme::Http, req)?;
+        let out = store.data_mut().http().new_response_outparam(sender)?;
+        let pre = self.loaded.pre.clone();
+        let host = self.clone();
+        let task = tokio::spawn(async move {
+            let proxy = pre.instantiate_async(&mut store).await?;
+            let result = proxy
+                .wasi_http_incoming_handler()
+                .call_handle(&mut store, req, out)
+                .await;
+            if let (Some(pipe), Output::Capture(lines)) = (pipe, &host.output) {
+                let text = String::from_utf8_lossy(&pipe.contents()).into_owned();
+                let mut lines = lines.lock().unwrap_or_else(|p| p.into_inner());
+                lines.extend(text.lines().map(str::to_string));
+            }
+            result
+        });
+        match receiver.await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(code)) => Err(anyhow::anyhow!(
+                "component answered with error code {code:?}"
+            )),
+            Err(_) => match task.await {
+                Ok(Ok(())) => Err(anyhow::anyhow!("component never set the response")),
+                Ok(Err(e)) => Err(anyhow::Error::from(e).context("component trapped")),
+                Err(e) => Err(e.into()),
+            },
+        }
+    }
+}
+
+fn plain(status: u16, text: &'static str) -> hyper::Response<HyperOutgoingBody> {
+    let body = Full::new(Bytes::from_static(text.as_bytes()))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    let mut response = hyper::Response::new(body);
+    *response.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    response
+}
+
+/// Serves `host` on `addr` from a runtime of its own, on background threads.
+/// Returns the bound address (pass port 0 for any free port).
+pub fn spawn(host: Arc<Host>, addr: SocketAddr, threads: usize) -> Result<SocketAddr> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()?;
+    let listener = runtime.block_on(TcpListener::bind(addr))?;
+    let bound = listener.local_addr()?;
+    std::thread::spawn(move || {
+        let _ = runtime.block_on(host.serve(listener));
+    });
+    Ok(bound)
+}
+
+/// Per-request state: WASI, wasi:http, and the Spin host interfaces.
+pub struct RequestState {
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    table: ResourceTable,
+    kv: KvStore,
+    kv_labels: Vec<String>,
+    variables: HashMap<String, String>,
+}
+
+impl WasiView for RequestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for RequestState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: Default::default(),
+        }
+    }
+}
+
+fn kv_error(message: String) -> store::Error {
+    store::Error::Other(message)
+}
+
+impl variables::Host for RequestState {
+    /// Spin's rules: names are lower-case letters, digits and underscores,
+    /// starting with a letter; only the component's variables are defined.
+    fn get(&mut self, name: String) -> wasmtime::Result<Result<String, variables::Error>> {
+        let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !valid {
+            return Ok(Err(variables::Error::InvalidName(name)));
+        }
+        Ok(self
+            .variables
+            .get(&name)
+            .cloned()
+            .ok_or(variables::Error::Undefined(name)))
+    }
+}
+
+impl store::Host for RequestState {
+    /// Spin grants the stores listed in the component's `key_value_stores`.
+    fn open(
+        &mut self,
+        identifier: String,
+    ) -> wasmtime::Result<Result<Resource<Bucket>, store::Error>> {
+        if !self.kv_labels.contains(&identifier) {
+            return Ok(Err(store::Error::AccessDenied));
+        }
+        if identifier != "default" {
+            return Ok(Err(store::Error::NoSuchStore));
+        }
+        Ok(Ok(self.table.push(Bucket)?))
+    }
+}
+
+impl store::HostBucket for RequestState {
+    fn get(
+        &mut self,
+        _: Resource<Bucket>,
+        key: String,
+    ) -> wasmtime::Result<Result<Option<Vec<u8>>, store::Error>> {
+        Ok(self.kv.get(&key).map_err(kv_error))
+    }
+
+    fn set(
+        &mut self,
+        _: Resource<Bucket>,
+        key: String,
+        value: Vec<u8>,
+    ) -> wasmtime::Result<Result<(), store::Error>> {
+        Ok(self.kv.set(&key, value).map_err(kv_error))
+    }
+
+    fn delete(
+        &mut self,
+        _: Resource<Bucket>,
+        key: String,
+    ) -> wasmtime::Result<Result<(), store::Error>> {
+        Ok(self.kv.delete(&key).map_err(kv_error))
+    }
+
+    fn exists(
+        &mut self,
+        _: Resource<Bucket>,
+        key: String,
+    ) -> wasmtime::Result<Result<bool, store::Error>> {
+        Ok(self.kv.exists(&key).map_err(kv_error))
+    }
+
+    fn list_keys(
+        &mut self,
+        _: Resource<Bucket>,
+        _cursor: Option<String>,
+    ) -> wasmtime::Result<Result<store::KeyResponse, store::Error>> {
+        Ok(self
+            .kv
+            .list_keys()
+            .map(|keys| store::KeyResponse { keys, cursor: None })
+            .map_err(kv_error))
+    }
+
+    fn drop(&mut self, bucket: Resource<Bucket>) -> wasmtime::Result<()> {
+        self.table.delete(bucket)?;
+        Ok(())
+    }
+}
+
+impl atomics::Host for RequestState {
+    fn increment(
+        &mut self,
+        _: Resource<Bucket>,
+        key: String,
+        delta: i64,
+    ) -> wasmtime::Result<Result<i64, store::Error>> {
+        Ok(self.kv.increment(&key, delta).map_err(kv_error))
+    }
+
+    fn swap(
+        &mut self,
+        cas: Resource<kv::Cas>,
+        value: Vec<u8>,
+    ) -> wasmtime::Result<Result<(), atomics::CasError>> {
+        let cas = self.table.delete(cas)?;
+        let key = cas.key.clone();
+        Ok(match self.kv.swap(cas, value) {
+            Ok(true) => Ok(()),
+            // `cas-failed` carries a fresh handle for the caller's retry.
+            Ok(false) => match self.kv.cas_new(&key) {
+                Ok(fresh) => Err(atomics::CasError::CasFailed(self.table.push(fresh)?)),
+                Err(e) => Err(atomics::CasError::StoreError(kv_error(e))),
+            },
+            Err(e) => Err(atomics::CasError::StoreError(kv_error(e))),
+        })
+    }
+}
+
+impl atomics::HostCas for RequestState {
+    fn new(
+        &mut self,
+        _: Resource<Bucket>,
+        key: String,
+    ) -> wasmtime::Result<Result<Resource<kv::Cas>, store::Error>> {
+        Ok(match self.kv.cas_new(&key) {
+            Ok(cas) => Ok(self.table.push(cas)?),
+            Err(e) => Err(kv_error(e)),
+        })
+    }
+
+    fn current(
+        &mut self,
+        cas: Resource<kv::Cas>,
+    ) -> wasmtime::Result<Result<Option<Vec<u8>>, store::Error>> {
+        let kv = self.kv.clone();
+        let cas = self.table.get_mut(&cas)?;
+        Ok(kv.cas_current(cas).map_err(kv_error))
+    }
+
+    fn drop(&mut self, cas: Resource<kv::Cas>) -> wasmtime::Result<()> {
+        self.table.delete(cas)?;
+        Ok(())
+    }
+}
+
+impl batch::Host for RequestState {
+    fn get_many(
+        &mut self,
+        _: Resource<Bucket>,
+        keys: Vec<String>,
+    ) -> wasmtime::Result<Result<Vec<(String, Option<Vec<u8>>)>, store::Error>> {
+        match self.kv.get_many(&keys) {
+            Ok(result) => Ok(result.map_err(kv_error)),
+            Err(trap) => Err(wasmtime::Error::msg(trap)),
+        }
+    }
+
+    fn set_many(
+        &mut self,
+        _: Resource<Bucket>,
+        pairs: Vec<(String, Vec<u8>)>,
+    ) -> wasmtime::Result<Result<(), store::Error>> {
+        Ok(self.kv.set_many(pairs).map_err(kv_error))
+    }
+
+    fn delete_many(
+        &mut self,
+        _: Resource<Bucket>,
+        keys: Vec<String>,
+    ) -> wasmtime::Result<Result<(), store::Error>> {
+        Ok(self.kv.delete_many(&keys).map_err(kv_error))
+    }
+}
+
+/// Loads the application of `manifest` with `variables` (as `--variable`).
+pub fn load_app(manifest: &Path, variables: &HashMap<String, String>) -> Result<Arc<Loaded>> {
+    let app = crate::manifest::load(manifest, variables)?;
+    Ok(Arc::new(Loaded::load(app)?))
+}
