@@ -4,4 +4,5 @@
 
 pub mod kv;
 pub mod manifest;
+pub mod preload;
 pub mod server;

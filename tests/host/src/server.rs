@@ -48,6 +48,7 @@ pub struct Bucket;
 pub struct Loaded {
     pub app: App,
     pre: ProxyPre<RequestState>,
+    component: Component,
     /// Bytes of the component after componentization.
     pub component_size: usize,
 }
@@ -68,19 +69,6 @@ pub fn componentize(wasm: &[u8]) -> Result<Vec<u8>> {
         )?
         .encode()
         .context("componentizing the core module")
-}
-
-/// The import names of a component (for the "only Spin interfaces" check).
-pub fn component_imports(component: &[u8]) -> Result<Vec<String>> {
-    let mut names = Vec::new();
-    for payload in wasmparser::Parser::new(0).parse_all(component) {
-        if let wasmparser::Payload::ComponentImportSection(reader) = payload? {
-            for import in reader {
-                names.push(import?.name.0.to_string());
-            }
-        }
-    }
-    Ok(names)
 }
 
 impl Loaded {
@@ -106,8 +94,19 @@ impl Loaded {
         Ok(Loaded {
             app,
             pre,
+            component,
             component_size: component_bytes.len(),
         })
+    }
+
+    /// The names of the component's imports (what it asks of the host).
+    pub fn imports(&self) -> Vec<String> {
+        let engine = self.pre.engine();
+        self.component
+            .component_type()
+            .imports(engine)
+            .map(|(name, _)| name.to_string())
+            .collect()
     }
 }
 

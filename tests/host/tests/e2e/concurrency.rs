@@ -1,0 +1,167 @@
+//! Races and faults end to end, under every backend profile: parallel
+//! creates, failures and lost replies in the middle of a create, CAS storms,
+//! on an empty catalogue and on one of 10,000 pets.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use petstore::model::PetStatus;
+use petstore_host::kv::{Fault, Profile};
+use petstore_host::preload::preload;
+
+use crate::support::{serve, Server, PROFILES};
+
+const STATUSES: [&str; 3] = ["available", "pending", "sold"];
+
+/// `total` creates from `threads` client threads at once; the ids of the 201s.
+fn create_in_parallel(server: &Arc<Server>, threads: usize, total: usize) -> (Vec<i64>, usize) {
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let server = server.clone();
+            std::thread::spawn(move || {
+                let mut ids = Vec::new();
+                let mut unavailable = 0;
+                for i in (t..total).step_by(threads) {
+                    let status = STATUSES[i % 3];
+                    let r = server.post(&format!(
+                        r#"{{"name":"c{i}","categoryId":5,"status":"{status}"}}"#
+                    ));
+                    match r.status {
+                        201 => {
+                            assert_eq!(r.json()["status"], status);
+                            ids.push(r.json()["id"].as_i64().unwrap());
+                        }
+                        503 => {
+                            r.assert_error(503, "store_unavailable");
+                            assert_eq!(r.header("retry-after"), Some("1"));
+                            unavailable += 1;
+                        }
+                        other => panic!("create answered {other}: {}", r.body),
+                    }
+                }
+                (ids, unavailable)
+            })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    let mut unavailable = 0;
+    for h in handles {
+        let (i, u) = h.join().expect("client thread");
+        ids.extend(i);
+        unavailable += u;
+    }
+    (ids, unavailable)
+}
+
+fn preloaded(profile: Profile, pets: usize) -> (Arc<Server>, BTreeSet<i64>) {
+    let server = serve(profile);
+    preload(server.host.kv(), pets, |n| {
+        [PetStatus::Available, PetStatus::Pending, PetStatus::Sold][n % 3]
+    })
+    .unwrap();
+    (Arc::new(server), (1..=pets as i64).collect())
+}
+
+fn parallel_creates_get_distinct_ids_each_listed_once(pets: usize) {
+    for profile in PROFILES {
+        let (server, mut expected) = preloaded(profile, pets);
+        let (ids, unavailable) = create_in_parallel(&server, 16, 200);
+        assert_eq!(unavailable, 0, "{profile:?}: no fault was injected");
+        let distinct: BTreeSet<i64> = ids.iter().copied().collect();
+        assert_eq!(distinct.len(), 200, "{profile:?}: duplicate ids");
+        expected.extend(distinct);
+        server.assert_consistent(&expected, pets as i64 + 1);
+        assert!(server.host.kv().largest_value() < 64 * 1024);
+    }
+}
+
+#[test]
+fn parallel_creates_on_an_empty_catalogue() {
+    parallel_creates_get_distinct_ids_each_listed_once(0);
+}
+
+#[test]
+fn parallel_creates_on_a_catalogue_of_10_000_pets() {
+    parallel_creates_get_distinct_ids_each_listed_once(10_000);
+}
+
+/// Key-value calls one create makes on this store right now.
+fn calls_of_a_create(server: &Server) -> u64 {
+    let before = server.host.kv().stats().calls;
+    server.create("probe", "sold");
+    server.host.kv().stats().calls - before
+}
+
+#[test]
+fn a_fault_at_any_call_of_a_create_is_a_503_or_a_true_201_never_half_a_pet() {
+    for profile in PROFILES {
+        let (server, mut expected) = preloaded(profile, 40);
+        let calls = calls_of_a_create(&server) + 2;
+        expected.insert(41);
+        for n in 1..=calls {
+            for fault in [Fault::Fail(n), Fault::LoseReply(n)] {
+                server.host.kv().inject(&[fault]);
+                let r = server.post(r#"{"name":"faulty","categoryId":1,"status":"pending"}"#);
+                server.host.kv().inject(&[]);
+                match r.status {
+                    201 => {
+                        let id = r.json()["id"].as_i64().unwrap();
+                        assert_eq!(server.get(&format!("/v1/pets/{id}")).status, 200);
+                        expected.insert(id);
+                    }
+                    503 => r.assert_error(503, "store_unavailable"),
+                    other => panic!("{profile:?} {fault:?}: {other} {}", r.body),
+                }
+            }
+        }
+        expected.insert(server.create("after", "pending"));
+        server.assert_consistent(&expected, 1);
+    }
+}
+
+#[test]
+fn faults_during_parallel_creates_leave_no_half_visible_pet() {
+    for profile in PROFILES {
+        let (server, mut expected) = preloaded(profile, 10_000);
+        // A failure and a lost reply every few calls while 16 clients create.
+        let faults: Vec<Fault> = (1..=600)
+            .step_by(7)
+            .flat_map(|n| [Fault::Fail(n), Fault::LoseReply(n + 3)])
+            .collect();
+        server.host.kv().inject(&faults);
+        let (ids, unavailable) = create_in_parallel(&server, 16, 200);
+        server.host.kv().inject(&[]);
+        assert!(unavailable > 0, "{profile:?}: the faults hit creates");
+        assert_eq!(
+            ids.iter().copied().collect::<BTreeSet<_>>().len(),
+            ids.len(),
+            "duplicate ids"
+        );
+        expected.extend(ids);
+        server.assert_consistent(&expected, 10_001);
+    }
+}
+
+#[test]
+fn a_compare_and_swap_storm_ends_in_success_with_every_entry_once() {
+    for profile in PROFILES {
+        let (server, mut expected) = preloaded(profile, 10_000);
+        server.host.kv().fail_next_swaps(150);
+        let (ids, unavailable) = create_in_parallel(&server, 16, 200);
+        assert_eq!(
+            unavailable, 0,
+            "CAS conflicts never fail a committed create"
+        );
+        assert_eq!(ids.iter().copied().collect::<BTreeSet<_>>().len(), 200);
+        expected.extend(ids);
+        server.assert_consistent(&expected, 10_001);
+    }
+}
+
+#[test]
+fn the_redis_profile_traps_get_many_like_spin_and_the_component_never_calls_it() {
+    let server = serve(Profile::Redis);
+    assert!(server.host.kv().get_many(&["k".to_string()]).is_err());
+    server.create("r", "sold");
+    server.assert_consistent(&BTreeSet::from([1]), 1);
+}
