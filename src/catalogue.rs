@@ -288,7 +288,7 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
         pets.sort_by_key(|p| p.id);
         Ok(Page {
             pets,
-            next: more.then_some(Cursor { list, position }),
+            next: more.then_some(Cursor { position }),
         })
     }
 }

@@ -94,12 +94,12 @@ impl NewPet {
             ));
         };
         let name = PetName::parse(required(&fields, "name")?)?;
-        let category_id = match required(&fields, "categoryId")? {
-            Value::Number(n) if n.is_i64() => n.as_i64(),
-            _ => None,
-        }
-        .ok_or_else(|| {
-            ApiError::InvalidBody("field 'categoryId' must be an integer in the int64 range".into())
+        required(&fields, "categoryId")?;
+        let category_id = category_id(body).ok_or_else(|| {
+            ApiError::InvalidBody(
+                "field 'categoryId' must be an integer in the int64 range, without exponent or fraction"
+                    .into(),
+            )
         })?;
         let status = match fields.get("status") {
             None => PetStatus::Available,
@@ -115,6 +115,30 @@ impl NewPet {
             status,
         })
     }
+}
+
+/// `categoryId` as written in the body: an integer literal, optionally with
+/// a fraction of zeros (`7.0` is the integer 7 in the OpenAPI 3.1 document's
+/// JSON Schema dialect). `1.5`, `1e3`, `"7"` and values outside int64 are not.
+fn category_id(body: &[u8]) -> Option<i64> {
+    #[derive(Deserialize)]
+    struct Lexical<'a> {
+        #[serde(rename = "categoryId", borrow)]
+        category_id: &'a serde_json::value::RawValue,
+    }
+    let raw = serde_json::from_slice::<Lexical>(body)
+        .ok()?
+        .category_id
+        .get();
+    let (integer, fraction) = raw.split_once('.').unwrap_or((raw, ""));
+    if !fraction.bytes().all(|b| b == b'0') || (raw.contains('.') && fraction.is_empty()) {
+        return None;
+    }
+    let digits = integer.strip_prefix('-').unwrap_or(integer);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    integer.parse().ok()
 }
 
 fn required<'a>(fields: &'a Map<String, Value>, name: &str) -> Result<&'a Value, ApiError> {
@@ -141,33 +165,32 @@ impl ListName {
 
 /// Where a walk through a list goes on: the next position in that list.
 ///
-/// Opaque to clients: `<list letter><position>`, e.g. `a21` or `s3`. A cursor
-/// of one list used with another (`status` changed between pages) is invalid.
+/// Opaque to clients: `c<position>`, e.g. `c21`. It is only meaningful with
+/// the same `status` it was given out with; any well-formed cursor is
+/// accepted (one past the end gives an empty last page), so that the set of
+/// valid requests is exactly what the OpenAPI document describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cursor {
-    pub list: ListName,
     pub position: i64,
 }
 
+/// Longest position a cursor may carry: 18 digits always fit an i64.
+const MAX_CURSOR_DIGITS: usize = 18;
+
 impl Cursor {
-    fn tag(list: ListName) -> char {
-        match list {
-            ListName::All => 'a',
-            ListName::Status(PetStatus::Available) => 'v',
-            ListName::Status(PetStatus::Pending) => 'p',
-            ListName::Status(PetStatus::Sold) => 's',
-        }
-    }
-
     pub fn encode(&self) -> String {
-        format!("{}{}", Cursor::tag(self.list), self.position)
+        format!("c{}", self.position)
     }
 
-    /// Parses a cursor for `list`; `None` if it is malformed or of another list.
-    pub fn parse(raw: &str, list: ListName) -> Option<Cursor> {
-        let digits = raw.strip_prefix(Cursor::tag(list))?;
+    /// `c` and a positive decimal without leading zeros, at most 18 digits
+    /// (the OpenAPI pattern `^c[1-9][0-9]{0,17}$`).
+    pub fn parse(raw: &str) -> Option<Cursor> {
+        let digits = raw.strip_prefix('c')?;
+        if digits.len() > MAX_CURSOR_DIGITS || digits.starts_with('0') {
+            return None;
+        }
         let position = parse_digits(digits)?;
-        (position >= 1).then_some(Cursor { list, position })
+        (position >= 1).then_some(Cursor { position })
     }
 }
 
@@ -231,12 +254,12 @@ impl ListQuery {
                 })
             })
             .transpose()?;
-        let list = status.map_or(ListName::All, ListName::Status);
         let cursor = single("cursor")?
             .map(|raw| {
-                Cursor::parse(raw, list).ok_or_else(|| {
+                Cursor::parse(raw).ok_or_else(|| {
                     ApiError::InvalidParameter(
-                        "query parameter 'cursor' is not a cursor this list gave out".into(),
+                        "query parameter 'cursor' is malformed: use the one in the 'next' link"
+                            .into(),
                     )
                 })
             })
@@ -299,9 +322,14 @@ mod tests {
             "1.5",
             "\"7\"",
             "1e3",
-            "1.0",
+            "1.0e0",
+            "1.01",
+            "1E3",
             "9223372036854775808",
+            "9223372036854775808.0",
+            "-9223372036854775809",
             "null",
+            "{}",
             "true",
             "[]",
         ] {
@@ -311,6 +339,24 @@ mod tests {
         for bad in ["\"lost\"", "\"Sold\"", "null", "1", "\"\""] {
             let body = format!(r#"{{"name":"a","categoryId":1,"status":{bad}}}"#);
             assert!(body_error(&body).contains("'status'"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn whole_numbers_written_with_a_zero_fraction_are_integers() {
+        for (literal, value) in [
+            ("7.0", 7),
+            ("-24481.00", -24481),
+            ("0", 0),
+            ("-0", 0),
+            ("9223372036854775807.0", i64::MAX),
+        ] {
+            let body = format!(r#"{{"name":"a","categoryId":{literal}}}"#);
+            assert_eq!(
+                NewPet::from_json(body.as_bytes()).unwrap().category_id,
+                value,
+                "{literal}"
+            );
         }
     }
 
@@ -386,23 +432,25 @@ mod tests {
     }
 
     #[test]
-    fn cursors_round_trip_and_belong_to_one_list() {
-        let c = Cursor {
-            list: ListName::Status(PetStatus::Sold),
-            position: 42,
-        };
-        assert_eq!(c.encode(), "s42");
-        assert_eq!(query("status=sold&cursor=s42").unwrap().cursor, Some(c));
-        assert_eq!(query("cursor=a7").unwrap().cursor.unwrap().position, 7);
+    fn cursors_round_trip_and_malformed_ones_are_rejected() {
+        let c = Cursor { position: 42 };
+        assert_eq!(c.encode(), "c42");
+        assert_eq!(query("status=sold&cursor=c42").unwrap().cursor, Some(c));
+        assert_eq!(query("cursor=c7").unwrap().cursor.unwrap().position, 7);
+        let max = format!("cursor=c{}", "9".repeat(18));
+        assert!(query(&max).is_ok());
         for bad in [
-            "s42",
-            "a0",
-            "a-1",
-            "a",
+            "42",
+            "c0",
+            "c-1",
+            "c",
             "",
             "zzz",
-            "a1x",
-            "a99999999999999999999",
+            "c1x",
+            "c01",
+            "C5",
+            "c+5",
+            "c1234567890123456789",
         ] {
             let q = format!("cursor={bad}");
             assert!(
@@ -410,6 +458,5 @@ mod tests {
                 "{bad}"
             );
         }
-        assert!(query("status=pending&cursor=a3").is_err());
     }
 }
