@@ -17,13 +17,21 @@ pub const DEPRECATION: &str = "@1795219200";
 pub const SUNSET: &str = "Thu, 05 Dec 2030 00:00:00 GMT";
 pub const SUCCESSOR_LINK: &str = r#"</v1/pets>; rel="successor-version""#;
 
+/// The OpenAPI document, served byte for byte at `GET /v1/openapi.json`.
+pub const OPENAPI_DOCUMENT: &[u8] = include_bytes!("../openapi/petstore-v1.json");
+pub const OPENAPI_PATH: &str = "/v1/openapi.json";
+
 enum Route<'a> {
+    OpenApi,
     Pets,
     Pet(&'a str),
     Unknown,
 }
 
 fn route(path: &str) -> Route<'_> {
+    if path == OPENAPI_PATH {
+        return Route::OpenApi;
+    }
     match path.strip_prefix("/v1/pets") {
         Some("") => Route::Pets,
         Some(rest) => match rest.strip_prefix('/') {
@@ -49,6 +57,14 @@ fn respond<S: KvStore>(
     keys: &Result<ApiKeys, String>,
     store: &S,
 ) -> Result<Response, ApiError> {
+    // The one public route: the interface description itself.
+    if let (Route::OpenApi, &Method::GET) = (route(&request.path), &request.method) {
+        return Ok(Response {
+            status: StatusCode::OK,
+            headers: vec![("content-type", "application/json".to_string())],
+            body: OPENAPI_DOCUMENT.to_vec(),
+        });
+    }
     let keys = keys
         .as_ref()
         .map_err(|e| ApiError::Internal(format!("variable api_key: {e}")))?;
@@ -61,7 +77,7 @@ fn respond<S: KvStore>(
         (Route::Pet(id), &Method::GET) => Ok(deprecated(
             get_pet(&catalogue, id).unwrap_or_else(ApiError::into_response),
         )),
-        (Route::Pet(_), _) => Err(ApiError::MethodNotAllowed { allow: "GET" }),
+        (Route::Pet(_) | Route::OpenApi, _) => Err(ApiError::MethodNotAllowed { allow: "GET" }),
         (Route::Unknown, _) => Err(ApiError::NotFound("no such resource".into())),
     }
 }
