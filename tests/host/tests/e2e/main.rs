@@ -4,4 +4,5 @@
 
 mod concurrency;
 mod contract;
+mod cost;
 mod support;

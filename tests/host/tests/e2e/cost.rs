@@ -1,0 +1,74 @@
+//! Constant cost, counted by the host: the key-value calls and bytes of each
+//! operation are the same on a catalogue of 1,000 pets and of 20,000, and no
+//! stored value reaches 64 KiB. Counts, not timings: exact on any machine.
+
+use petstore::model::PetStatus;
+use petstore_host::kv::{Profile, Stats};
+use petstore_host::preload::preload;
+
+use crate::support::{serve, Server};
+
+/// Pets with one sold among them (the middle one); the rest alternate.
+fn catalogue(pets: usize) -> Server {
+    let server = serve(Profile::Clean);
+    preload(server.host.kv(), pets, |n| match n {
+        n if n == pets / 2 => PetStatus::Sold,
+        n if n % 2 == 0 => PetStatus::Available,
+        _ => PetStatus::Pending,
+    })
+    .unwrap();
+    server
+}
+
+fn cost(server: &Server, request: impl Fn(&Server)) -> Stats {
+    server.host.kv().reset_stats();
+    request(server);
+    server.host.kv().stats()
+}
+
+#[test]
+fn every_operation_costs_the_same_at_1_000_and_20_000_pets() {
+    // Both sizes are 8 past a multiple of 32, so a create lands at the same
+    // offset of its index piece in both.
+    let (small, large) = (catalogue(1_000), catalogue(20_008));
+    type Request = Box<dyn Fn(&Server)>;
+    let operations: Vec<(&str, Request)> = vec![
+        (
+            "list 100",
+            Box::new(|s| assert_eq!(s.get("/v1/pets?limit=100").ids().len(), 100)),
+        ),
+        (
+            "list sold",
+            Box::new(|s| assert_eq!(s.get("/v1/pets?limit=100&status=sold").ids().len(), 1)),
+        ),
+        (
+            "deep page",
+            Box::new(|s| assert_eq!(s.get("/v1/pets?limit=100&cursor=c700").ids().len(), 100)),
+        ),
+        (
+            "get",
+            Box::new(|s| assert_eq!(s.get("/v1/pets/321").status, 200)),
+        ),
+        (
+            "create",
+            Box::new(|s| {
+                s.create("costed", "available");
+            }),
+        ),
+    ];
+    for (name, request) in operations {
+        let a = cost(&small, &request);
+        let b = cost(&large, &request);
+        assert_eq!(a.calls, b.calls, "{name}: calls at 1,000 vs 20,008 pets");
+        // Only the digits differ: ids and list positions are longer at 20,008
+        // pets, in every entry of the pieces a request reads or writes.
+        assert!(
+            b.bytes <= a.bytes * 6 / 5,
+            "{name}: bytes {} vs {}",
+            a.bytes,
+            b.bytes
+        );
+        assert!(a.calls <= 16, "{name}: {} calls", a.calls);
+    }
+    assert!(large.host.kv().largest_value() < 64 * 1024);
+}
