@@ -155,25 +155,6 @@ enum Limit {
     Requests(u64),
 }
 
-fn build_components() -> Result<()> {
-    let status = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--target",
-            "wasm32-wasip1",
-            "--release",
-            "-p",
-            "petstore",
-            "-p",
-            "petstore-floor",
-        ])
-        .status()?;
-    if !status.success() {
-        bail!("building the components failed");
-    }
-    Ok(())
-}
-
 fn serve(loaded: Arc<Loaded>, kv: KvStore, threads: usize) -> Result<SocketAddr> {
     let host = Host::new(loaded, kv, Output::Discard);
     server::spawn(host, "127.0.0.1:0".parse()?, threads)
@@ -181,8 +162,8 @@ fn serve(loaded: Arc<Loaded>, kv: KvStore, threads: usize) -> Result<SocketAddr>
 
 fn main() -> Result<()> {
     let o = options()?;
-    build_components()?;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    server::build_wasm(&root, &["petstore", "petstore-floor"])?;
     let variables = HashMap::from([("api_key".to_string(), KEY.to_string())]);
     let petstore = server::load_app(&root.join("spin.toml"), &variables)?;
     let floor_wasm = root.join("target/wasm32-wasip1/release/petstore_floor.wasm");

@@ -469,6 +469,25 @@ impl batch::Host for RequestState {
     }
 }
 
+/// Builds wasm32-wasip1 packages of the workspace in `dir` with the release
+/// profile, as `spin build` does for this app.
+pub fn build_wasm(dir: &Path, packages: &[&str]) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = std::process::Command::new(cargo);
+    command
+        .args(["build", "--target", "wasm32-wasip1", "--release"])
+        .current_dir(dir);
+    for package in packages {
+        command.args(["-p", package]);
+    }
+    let status = command.status().context("running cargo")?;
+    anyhow::ensure!(
+        status.success(),
+        "building {packages:?} for wasm32-wasip1 failed"
+    );
+    Ok(())
+}
+
 /// Loads the application of `manifest` with `variables` (as `--variable`).
 pub fn load_app(manifest: &Path, variables: &HashMap<String, String>) -> Result<Arc<Loaded>> {
     let app = crate::manifest::load(manifest, variables)?;

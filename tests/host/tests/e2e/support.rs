@@ -24,19 +24,7 @@ pub fn loaded() -> Arc<Loaded> {
     static LOADED: OnceLock<Arc<Loaded>> = OnceLock::new();
     LOADED
         .get_or_init(|| {
-            let status = std::process::Command::new(env!("CARGO"))
-                .args([
-                    "build",
-                    "--target",
-                    "wasm32-wasip1",
-                    "--release",
-                    "-p",
-                    "petstore",
-                ])
-                .current_dir(workspace())
-                .status()
-                .expect("run cargo");
-            assert!(status.success(), "building the component failed");
+            server::build_wasm(&workspace(), &["petstore"]).expect("build the component");
             let variables =
                 HashMap::from([("api_key".to_string(), format!("{KEY}, {ROTATED_KEY}"))]);
             server::load_app(&workspace().join("spin.toml"), &variables)
