@@ -42,17 +42,49 @@ fn route(path: &str) -> Route<'_> {
     }
 }
 
+/// A request's answer, and for the log what went wrong behind a 5xx (the
+/// client's Error body does not say; operators need to know).
+#[derive(Debug)]
+pub struct Handled {
+    pub response: Response,
+    pub detail: Option<String>,
+}
+
 /// Answers one request. `keys` is the parsed `api_key` variable, or why it
 /// could not be read. Never panics; every error is an Error body.
-pub fn handle<S: KvStore>(
+pub fn handle<S: KvStore>(request: &Request, keys: &Result<ApiKeys, String>, store: &S) -> Handled {
+    let (result, deprecated_operation) = respond(request, keys, store);
+    let detail = result.as_ref().err().and_then(ApiError::detail);
+    let mut response = result.unwrap_or_else(ApiError::into_response);
+    if deprecated_operation {
+        response = deprecated(response);
+    }
+    Handled { response, detail }
+}
+
+/// The answer, and whether it is one of the deprecated getPet (whose every
+/// answer after authentication carries the deprecation headers).
+fn respond<S: KvStore>(
     request: &Request,
     keys: &Result<ApiKeys, String>,
     store: &S,
-) -> Response {
-    respond(request, keys, store).unwrap_or_else(ApiError::into_response)
+) -> (Result<Response, ApiError>, bool) {
+    match (route(&request.path), &request.method) {
+        (Route::Pet(id), &Method::GET) => match authenticated(request, keys) {
+            Ok(()) => (get_pet(&Catalogue::new(store), id), true),
+            Err(e) => (Err(e), false),
+        },
+        _ => (respond_other(request, keys, store), false),
+    }
 }
 
-fn respond<S: KvStore>(
+fn authenticated(request: &Request, keys: &Result<ApiKeys, String>) -> Result<(), ApiError> {
+    keys.as_ref()
+        .map_err(|e| ApiError::Internal(format!("variable api_key: {e}")))?
+        .authenticate(request)
+}
+
+fn respond_other<S: KvStore>(
     request: &Request,
     keys: &Result<ApiKeys, String>,
     store: &S,
@@ -65,18 +97,12 @@ fn respond<S: KvStore>(
             body: OPENAPI_DOCUMENT.to_vec(),
         });
     }
-    let keys = keys
-        .as_ref()
-        .map_err(|e| ApiError::Internal(format!("variable api_key: {e}")))?;
-    keys.authenticate(request)?;
+    authenticated(request, keys)?;
     let catalogue = Catalogue::new(store);
     match (route(&request.path), &request.method) {
         (Route::Pets, &Method::GET) => list_pets(&catalogue, request),
         (Route::Pets, &Method::POST) => create_pet(&catalogue, request),
         (Route::Pets, _) => Err(ApiError::MethodNotAllowed { allow: "GET, POST" }),
-        (Route::Pet(id), &Method::GET) => Ok(deprecated(
-            get_pet(&catalogue, id).unwrap_or_else(ApiError::into_response),
-        )),
         (Route::Pet(_) | Route::OpenApi, _) => Err(ApiError::MethodNotAllowed { allow: "GET" }),
         (Route::Unknown, _) => Err(ApiError::NotFound("no such resource".into())),
     }
@@ -154,15 +180,21 @@ fn deprecated(response: Response) -> Response {
         .with_header("link", SUCCESSOR_LINK)
 }
 
-/// The access-log line: method, path without query, status, duration. The
-/// query and headers (cursor, key) are never logged.
-pub fn log_line(method: &Method, path: &str, status: StatusCode, micros: u128) -> String {
-    format!(
+/// The access-log line: method, path without query, status, duration, and
+/// for a 5xx its cause. The query and headers (cursor, key) are never logged.
+pub fn log_line(method: &Method, path: &str, handled: &Handled, micros: u128) -> String {
+    let mut line = format!(
         "{} {} {} {}.{:03}ms",
         method,
         path,
-        status.as_u16(),
+        handled.response.status.as_u16(),
         micros / 1000,
         micros % 1000
-    )
+    );
+    if let Some(detail) = &handled.detail {
+        line.push_str(" (");
+        line.push_str(detail);
+        line.push(')');
+    }
+    line
 }

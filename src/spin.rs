@@ -32,8 +32,8 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
     let keys = spin_sdk::variables::get("api_key")
         .map(|v| ApiKeys::parse(&v))
         .map_err(|e| e.to_string());
-    let response = routes::handle(&request, &keys, &SpinStore::default());
-    if let Err(e) = send(outparam, &response) {
+    let handled = routes::handle(&request, &keys, &SpinStore::default());
+    if let Err(e) = send(outparam, &handled.response) {
         eprintln!("could not send the response: {e}");
     }
     println!(
@@ -41,7 +41,7 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
         routes::log_line(
             &request.method,
             &request.path,
-            response.status,
+            &handled,
             started.elapsed().as_micros()
         )
     );

@@ -474,10 +474,37 @@ fn store_orders_are_not_part_of_v1() {
 }
 
 #[test]
-fn the_log_line_has_method_path_status_duration_and_never_the_query() {
-    let line = petstore::routes::log_line(&Method::GET, "/v1/pets", http::StatusCode::OK, 1234);
+fn the_log_line_has_method_path_status_duration_and_the_cause_of_a_5xx() {
+    use petstore::request::{Body, Request};
+    use petstore::store::memory::Fault;
+    let api = Api::new();
+    let auth = format!("Bearer {KEY}");
+    let request = Request::new(
+        Method::GET,
+        "/v1/pets?limit=5&cursor=c1",
+        vec![("authorization".into(), auth.into_bytes())],
+        Body::Complete(vec![]),
+    );
+    let handled = api.handle(request.clone());
+    let line = petstore::routes::log_line(&request.method, &request.path, &handled, 1234);
     assert_eq!(line, "GET /v1/pets 200 1.234ms");
-    assert!(!line.contains(KEY));
+    api.store.inject(Fault::Fail(api.store.calls() + 1));
+    let handled = api.handle(request.clone());
+    let line = petstore::routes::log_line(&request.method, &request.path, &handled, 5);
+    assert_eq!(
+        line,
+        "GET /v1/pets 503 0.005ms (key-value store: injected failure of get)"
+    );
+    assert!(!line.contains(KEY) && !line.contains("cursor"));
+    // A 4xx needs no cause in the log: the client got it in the body.
+    let wrong = Request::new(
+        Method::GET,
+        "/v1/pets",
+        vec![("authorization".into(), b"Bearer x".to_vec())],
+        Body::Complete(vec![]),
+    );
+    let handled = api.handle(wrong);
+    assert_eq!(handled.detail, None);
 }
 
 #[test]

@@ -45,11 +45,13 @@ impl Api {
         } else {
             Body::Complete(body.to_vec())
         };
-        routes::handle(
-            &Request::new(method, target, headers, body),
-            &self.keys,
-            &self.store,
-        )
+        self.handle(Request::new(method, target, headers, body))
+            .response
+    }
+
+    /// The whole outcome, with the detail the access log gets.
+    pub fn handle(&self, request: Request) -> routes::Handled {
+        routes::handle(&request, &self.keys, &self.store)
     }
 
     pub fn get(&self, target: &str) -> Response {
