@@ -269,7 +269,7 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
                 }
                 position += 1;
             }
-            if let (Some(_), false) = (&piece, repairs.is_empty()) {
+            if piece.is_some() && !repairs.is_empty() {
                 // Read repair: put what the fallback found back into the piece.
                 let _ = self.insert(&key, &repairs);
             }
