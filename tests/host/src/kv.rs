@@ -112,10 +112,6 @@ impl KvStore {
         }
     }
 
-    pub fn profile(&self) -> Profile {
-        self.profile
-    }
-
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave an entry half-written
         // (each operation is one insert), so a poisoned lock is still usable.
@@ -142,14 +138,6 @@ impl KvStore {
         self.lock().stats = Stats::default();
     }
 
-    pub fn len(&self) -> usize {
-        self.lock().data.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     pub fn largest_value(&self) -> usize {
         self.lock()
             .data
@@ -162,12 +150,6 @@ impl KvStore {
     /// Reads a value without counting it (for tests and preloading checks).
     pub fn peek(&self, key: &str) -> Option<Vec<u8>> {
         self.lock().data.get(key).map(|e| e.value.clone())
-    }
-
-    /// Writes a value without counting it (for preloading).
-    pub fn poke(&self, key: &str, value: Vec<u8>) {
-        let mut s = self.lock();
-        write(&mut s, key, value);
     }
 
     /// Counts a call and decides its fate.
