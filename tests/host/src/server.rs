@@ -198,6 +198,7 @@ impl Host {
         let state = RequestState {
             wasi: wasi.build(),
             http: WasiHttpCtx::new(),
+            hooks: NoOutboundHttp,
             table: ResourceTable::new(),
             kv: self.kv.clone(),
             kv_labels: self.loaded.app.key_value_stores.clone(),
@@ -268,6 +269,7 @@ pub fn spawn(host: Arc<Host>, addr: SocketAddr, threads: usize) -> Result<Socket
 pub struct RequestState {
     wasi: WasiCtx,
     http: WasiHttpCtx,
+    hooks: NoOutboundHttp,
     table: ResourceTable,
     kv: KvStore,
     kv_labels: Vec<String>,
@@ -288,8 +290,28 @@ impl WasiHttpView for RequestState {
         WasiHttpCtxView {
             ctx: &mut self.http,
             table: &mut self.table,
-            hooks: Default::default(),
+            hooks: &mut self.hooks,
         }
+    }
+}
+
+/// Outgoing HTTP is denied, as Spin denies it to a component whose
+/// `allowed_outbound_hosts` is empty (ours is).
+struct NoOutboundHttp;
+
+type SendResult = wasmtime_wasi_http::Result<(
+    http::Response<wasmtime_wasi_http::WasiBody>,
+    Box<dyn std::future::Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+)>;
+
+impl wasmtime_wasi_http::WasiHttpHooks for NoOutboundHttp {
+    fn send_request(
+        &mut self,
+        _request: http::Request<wasmtime_wasi_http::WasiBody>,
+        _options: Option<wasmtime_wasi_http::RequestOptions>,
+        _fut: Box<dyn std::future::Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+    ) -> Box<dyn std::future::Future<Output = SendResult> + Send> {
+        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
     }
 }
 
