@@ -69,43 +69,39 @@ fn respond<S: KvStore>(
     keys: &Result<ApiKeys, String>,
     store: &S,
 ) -> (Result<Response, ApiError>, bool) {
-    match (route(&request.path), &request.method) {
-        (Route::Pet(id), &Method::GET) => match authenticated(request, keys) {
-            Ok(()) => (get_pet(&Catalogue::new(store), id), true),
-            Err(e) => (Err(e), false),
-        },
-        _ => (respond_other(request, keys, store), false),
-    }
-}
-
-fn authenticated(request: &Request, keys: &Result<ApiKeys, String>) -> Result<(), ApiError> {
-    keys.as_ref()
-        .map_err(|e| ApiError::Internal(format!("variable api_key: {e}")))?
-        .authenticate(request)
-}
-
-fn respond_other<S: KvStore>(
-    request: &Request,
-    keys: &Result<ApiKeys, String>,
-    store: &S,
-) -> Result<Response, ApiError> {
+    let route = route(&request.path);
     // The one public route: the interface description itself.
-    if let (Route::OpenApi, &Method::GET) = (route(&request.path), &request.method) {
-        return Ok(Response {
+    if let (Route::OpenApi, &Method::GET) = (&route, &request.method) {
+        let document = Response {
             status: StatusCode::OK,
             headers: vec![("content-type", "application/json".to_string())],
             body: OPENAPI_DOCUMENT.to_vec(),
-        });
+        };
+        return (Ok(document), false);
     }
-    authenticated(request, keys)?;
+    if let Err(e) = authenticate(request, keys) {
+        return (Err(e), false);
+    }
     let catalogue = Catalogue::new(store);
-    match (route(&request.path), &request.method) {
-        (Route::Pets, &Method::GET) => list_pets(&catalogue, request),
-        (Route::Pets, &Method::POST) => create_pet(&catalogue, request),
-        (Route::Pets, _) => Err(ApiError::MethodNotAllowed { allow: "GET, POST" }),
-        (Route::Pet(_) | Route::OpenApi, _) => Err(ApiError::MethodNotAllowed { allow: "GET" }),
-        (Route::Unknown, _) => Err(ApiError::NotFound("no such resource".into())),
+    match (route, &request.method) {
+        (Route::Pet(id), &Method::GET) => (get_pet(&catalogue, id), true),
+        (Route::Pets, &Method::GET) => (list_pets(&catalogue, request), false),
+        (Route::Pets, &Method::POST) => (create_pet(&catalogue, request), false),
+        (Route::Pets, _) => (
+            Err(ApiError::MethodNotAllowed { allow: "GET, POST" }),
+            false,
+        ),
+        (Route::Pet(_) | Route::OpenApi, _) => {
+            (Err(ApiError::MethodNotAllowed { allow: "GET" }), false)
+        }
+        (Route::Unknown, _) => (Err(ApiError::NotFound("no such resource".into())), false),
     }
+}
+
+fn authenticate(request: &Request, keys: &Result<ApiKeys, String>) -> Result<(), ApiError> {
+    keys.as_ref()
+        .map_err(|e| ApiError::Internal(format!("variable api_key: {e}")))?
+        .authenticate(request)
 }
 
 fn list_pets<S: KvStore>(
