@@ -14,10 +14,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use petstore::model::PetStatus;
 use petstore_host::kv::{KvStore, Profile, Stats};
 use petstore_host::manifest::App;
-use petstore_host::preload::preload;
+use petstore_host::preload::{one_sold_among, preload};
 use petstore_host::server::{self, Host, Loaded, Output};
 use serde_json::Value;
 
@@ -213,13 +212,7 @@ fn main() -> Result<()> {
     );
     for &pets in &o.pets {
         let kv = KvStore::new(Profile::Clean);
-        // One sold pet among all; the rest alternate available/pending.
-        let sold = pets / 2;
-        preload(&kv, pets, |n| match n {
-            n if n == sold => PetStatus::Sold,
-            n if n % 2 == 0 => PetStatus::Available,
-            _ => PetStatus::Pending,
-        })?;
+        preload(&kv, pets, one_sold_among(pets))?;
         let largest = kv.largest_value();
         let addr = serve(petstore.clone(), kv.clone(), o.threads)?;
         for op in operations(pets) {

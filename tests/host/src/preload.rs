@@ -63,3 +63,13 @@ pub fn preload(
     kv.reset_stats();
     Ok(())
 }
+
+/// The benchmarks' catalogue: one `sold` pet (the middle one) among
+/// `count`, the others alternating `available` and `pending`.
+pub fn one_sold_among(count: usize) -> impl Fn(usize) -> PetStatus {
+    move |n| match n {
+        n if n == count / 2 => PetStatus::Sold,
+        n if n % 2 == 0 => PetStatus::Available,
+        _ => PetStatus::Pending,
+    }
+}

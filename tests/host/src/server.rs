@@ -201,8 +201,7 @@ impl Host {
             hooks: NoOutboundHttp,
             table: ResourceTable::new(),
             kv: self.kv.clone(),
-            kv_labels: self.loaded.app.key_value_stores.clone(),
-            variables: self.loaded.app.variables.clone(),
+            loaded: self.loaded.clone(),
         };
         let mut store = Store::new(self.loaded.pre.engine(), state);
         let (sender, receiver) = tokio::sync::oneshot::channel();
@@ -272,8 +271,8 @@ pub struct RequestState {
     hooks: NoOutboundHttp,
     table: ResourceTable,
     kv: KvStore,
-    kv_labels: Vec<String>,
-    variables: HashMap<String, String>,
+    /// The app's stores and variables, shared by all requests (not copied).
+    loaded: Arc<Loaded>,
 }
 
 impl WasiView for RequestState {
@@ -331,6 +330,8 @@ impl variables::Host for RequestState {
             return Ok(Err(variables::Error::InvalidName(name)));
         }
         Ok(self
+            .loaded
+            .app
             .variables
             .get(&name)
             .cloned()
@@ -344,7 +345,7 @@ impl store::Host for RequestState {
         &mut self,
         identifier: String,
     ) -> wasmtime::Result<Result<Resource<Bucket>, store::Error>> {
-        if !self.kv_labels.contains(&identifier) {
+        if !self.loaded.app.key_value_stores.contains(&identifier) {
             return Ok(Err(store::Error::AccessDenied));
         }
         if identifier != "default" {

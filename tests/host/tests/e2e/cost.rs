@@ -2,21 +2,15 @@
 //! operation are the same on a catalogue of 1,000 pets and of 20,000, and no
 //! stored value reaches 64 KiB. Counts, not timings: exact on any machine.
 
-use petstore::model::PetStatus;
 use petstore_host::kv::{Profile, Stats};
-use petstore_host::preload::preload;
+use petstore_host::preload::{one_sold_among, preload};
 
 use crate::support::{serve, Server};
 
 /// Pets with one sold among them (the middle one); the rest alternate.
 fn catalogue(pets: usize) -> Server {
     let server = serve(Profile::Clean);
-    preload(server.host.kv(), pets, |n| match n {
-        n if n == pets / 2 => PetStatus::Sold,
-        n if n % 2 == 0 => PetStatus::Available,
-        _ => PetStatus::Pending,
-    })
-    .unwrap();
+    preload(server.host.kv(), pets, one_sold_among(pets)).unwrap();
     server
 }
 
