@@ -1,10 +1,8 @@
 //! The key-value operations the core needs, as a small trait.
 //!
-//! The component implements it over Spin's `wasi:keyvalue` (src/spin.rs); unit
-//! tests use [`memory::MemStore`], which has the same atomic semantics and can
-//! reproduce the quirks of real Spin backends on demand.
-
-pub mod memory;
+//! The component implements it over Spin's `wasi:keyvalue` (src/spin.rs); the
+//! native tests use the test-only crate `petstore-testkit` (`tests/testkit`),
+//! an in-memory store that can reproduce the quirks of Spin's backends.
 
 use std::fmt;
 

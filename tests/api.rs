@@ -476,7 +476,7 @@ fn store_orders_are_not_part_of_v1() {
 #[test]
 fn the_log_line_has_method_path_status_duration_and_the_cause_of_a_5xx() {
     use petstore::request::{Body, Request};
-    use petstore::store::memory::Fault;
+    use petstore_testkit::Fault;
     let api = Api::new();
     let auth = format!("Bearer {KEY}");
     let request = Request::new(

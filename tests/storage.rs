@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use common::{assert_error, json, Api};
 use petstore::catalogue::{Catalogue, CAS_ATTEMPTS, PIECE_LEN};
 use petstore::model::{NewPet, PetStatus};
-use petstore::store::memory::{Backend, Fault, MemStore, Op};
+use petstore_testkit::{Backend, Fault, MemStore, Op};
 
 const BACKENDS: [Backend; 3] = [Backend::Clean, Backend::Sqlite, Backend::Redis];
 

@@ -7,7 +7,7 @@ use petstore::auth::ApiKeys;
 use petstore::request::{Body, Request, MAX_BODY_BYTES};
 use petstore::response::Response;
 use petstore::routes;
-use petstore::store::memory::{Backend, MemStore};
+use petstore_testkit::{Backend, MemStore};
 use serde_json::Value;
 
 pub const KEY: &str = "test-key";

@@ -1,23 +1,27 @@
-//! An in-memory [`KvStore`] with Spin's atomic semantics, for native tests.
+//! Test-only: an in-memory [`KvStore`] with Spin's atomic semantics, for the
+//! component's native tests, the one emulation of the backends' quirks.
 //!
 //! It can behave like the backends measured in `spin-platform-facts.md`
 //! ([`Backend`]) and inject faults ([`Fault`]), so the unit tests show that
-//! the catalogue survives each quirk. Clones share one store, like two
-//! component instances sharing Spin's `default` store.
+//! the catalogue survives each quirk; the end-to-end tests meet the same
+//! quirks from the real engines in the test host. Clones share one store,
+//! like two component instances sharing Spin's `default` store.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
-use super::{KvStore, StoreError, SwapReport};
+use petstore::store::{KvStore, StoreError, SwapReport};
 
 /// Which real backend's compare-and-swap behaviour to reproduce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     /// Ideal semantics: CAS fails exactly when the key changed since `cas_begin`.
     Clean,
-    /// Spin's SQLite: CAS on a key that was absent at `cas_begin` is an
-    /// unconditional upsert (a concurrent creator's write is lost).
+    /// Spin's SQLite: the swap is `UPDATE … WHERE value = <value seen at
+    /// cas_begin>` (values compared, not versions); on a key that was absent
+    /// at `cas_begin` it is an unconditional upsert (a concurrent creator's
+    /// write is lost).
     Sqlite,
     /// Spin's Redis: `swap` applies the write, then reports a conflict.
     Redis,
@@ -66,6 +70,8 @@ pub struct MemCas {
     key: String,
     /// Version of the key at `cas_begin`; `None` if it was absent.
     version: Option<u64>,
+    /// Value of the key at `cas_begin` (what Spin's SQLite compares).
+    seen: Option<Vec<u8>>,
 }
 
 #[derive(Clone)]
@@ -263,6 +269,7 @@ impl KvStore for MemStore {
         let cas = MemCas {
             key: key.to_string(),
             version: entry.as_ref().map(|(ver, _)| *ver),
+            seen: entry.as_ref().map(|(_, v)| v.clone()),
         };
         Ok((cas, entry.map(|(_, v)| v)))
     }
@@ -280,9 +287,12 @@ impl KvStore for MemStore {
             inner.forced_conflicts -= 1;
             return Ok(SwapReport::Conflict);
         }
-        let current = inner.data.get(&cas.key).map(|(ver, _)| *ver);
-        let allowed =
-            current == cas.version || (inner.backend == Backend::Sqlite && cas.version.is_none());
+        let stored = inner.data.get(&cas.key);
+        let allowed = match (inner.backend, &cas.seen) {
+            (Backend::Sqlite, None) => true,
+            (Backend::Sqlite, Some(seen)) => stored.is_some_and(|(_, v)| v == seen),
+            _ => stored.map(|(ver, _)| *ver) == cas.version,
+        };
         if !allowed {
             return Ok(SwapReport::Conflict);
         }
@@ -324,6 +334,10 @@ mod tests {
         let (d, _) = s.cas_begin("k").unwrap();
         assert_eq!(s.cas_swap(c, b"C").unwrap(), SwapReport::Swapped);
         assert_eq!(s.cas_swap(d, b"D").unwrap(), SwapReport::Conflict);
+        // It compares values: the same value written again is no change.
+        let (e, _) = s.cas_begin("k").unwrap();
+        s.set("k", b"C").unwrap();
+        assert_eq!(s.cas_swap(e, b"E").unwrap(), SwapReport::Swapped);
     }
 
     #[test]
