@@ -2,6 +2,7 @@
 //! `wasi:http`, and Spin's `wasi:keyvalue` and `fermyon:spin/variables`
 //! interfaces, with the measured behaviour of Spin's backends on demand.
 
+pub mod floor;
 pub mod kv;
 pub mod manifest;
 pub mod preload;

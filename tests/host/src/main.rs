@@ -10,25 +10,29 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use petstore_host::kv::{Fault, KvStore, Profile};
+use petstore_host::kv::{Backend, Fault, KvStore, Location};
 use petstore_host::server::{self, Host, Output};
 
 const USAGE: &str =
     "usage: petstore-host [--listen ADDR] [--manifest spin.toml] [--variable NAME=VALUE]...
-                     [--profile clean|sqlite|redis] [--fail-call N] [--lose-reply N]
-                     [--cas-failures K] [--threads N] [--quiet]
+                     [--backend memory|sqlite|redis] [--store-file PATH] [--redis-url URL]
+                     [--fail-call N] [--lose-reply N] [--cas-failures K] [--threads N] [--quiet]
 
 Serves the component of spin.toml (build it first: cargo build --target wasm32-wasip1 --release).
 Variables come from --variable or SPIN_VARIABLE_<NAME>, as with `spin up`.
---profile reproduces a Spin key-value backend (default clean); --fail-call and
---lose-reply inject a fault on the N-th key-value call; --cas-failures makes the
-next K swaps fail. --quiet drops the component's access log.";
+--backend picks the key-value store: memory (ideal, in memory; the default),
+sqlite (Spin's default backend on a real SQLite file: --store-file PATH, or a
+temporary file) or redis (Spin's Redis backend: --redis-url URL, or a
+redis-server of its own on a free loopback port). --fail-call and --lose-reply
+inject a fault on the N-th key-value call; --cas-failures makes the next K
+swaps fail. --quiet drops the component's access log.";
 
 fn main() -> Result<()> {
     let mut listen: SocketAddr = "127.0.0.1:3000".parse()?;
     let mut manifest = PathBuf::from("spin.toml");
     let mut variables = HashMap::new();
-    let mut profile = Profile::Clean;
+    let mut backend = Backend::Memory;
+    let mut location = Location::default();
     let mut faults = Vec::new();
     let mut cas_failures = 0;
     let mut threads = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -47,7 +51,9 @@ fn main() -> Result<()> {
                 let (name, val) = pair.split_once('=').context("--variable NAME=VALUE")?;
                 variables.insert(name.to_string(), val.to_string());
             }
-            "--profile" => profile = value()?.parse().map_err(anyhow::Error::msg)?,
+            "--backend" => backend = value()?.parse().map_err(anyhow::Error::msg)?,
+            "--store-file" => location.sqlite_file = Some(PathBuf::from(value()?)),
+            "--redis-url" => location.redis_url = Some(value()?),
             "--fail-call" => faults.push(Fault::Fail(value()?.parse()?)),
             "--lose-reply" => faults.push(Fault::LoseReply(value()?.parse()?)),
             "--cas-failures" => cas_failures = value()?.parse()?,
@@ -64,12 +70,15 @@ fn main() -> Result<()> {
         bail!("--listen must be a loopback address: this is a test host");
     }
     let loaded = server::load_app(&manifest, &variables)?;
-    let kv = KvStore::new(profile);
+    let kv = KvStore::open(backend, &location)?;
     kv.inject(&faults);
     kv.fail_next_swaps(cas_failures);
     let host = Host::new(loaded, kv, output);
     let addr = server::spawn(host, listen, threads)?;
-    eprintln!("petstore-host: serving http://{addr}/v1 (key-value profile {profile:?})");
+    eprintln!(
+        "petstore-host: serving http://{addr}/v1 (key-value backend {})",
+        backend.name()
+    );
     loop {
         std::thread::park();
     }

@@ -1,11 +1,17 @@
 //! Writes pets straight into a host store through the component's own
 //! catalogue code (`petstore::catalogue`), so a preloaded store holds exactly
-//! the keys and values the component writes — fast enough for 100,000 pets.
+//! the keys and values the component writes. The pets are created in memory,
+//! then copied in bulk (one SQLite transaction, Redis `MSET`s), counters
+//! through the engine's own `increment` so each is in its backend's
+//! encoding — fast enough for 100,000 pets on any backend.
 
 use petstore::catalogue::Catalogue;
 use petstore::model::{NewPet, PetStatus};
 use petstore::store::{KvStore as CoreKv, StoreError, SwapReport};
 
+use anyhow::{ensure, Result};
+
+use crate::kv::memory::MemoryEngine;
 use crate::kv::{Cas, KvStore};
 
 /// The host store seen through the core's key-value trait.
@@ -15,40 +21,43 @@ impl CoreKv for CoreView<'_> {
     type Cas = Cas;
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.0.get(key).map_err(StoreError)
+        self.0.get(key).map_err(core_error)
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.0.set(key, value.to_vec()).map_err(StoreError)
+        self.0.set(key, value).map_err(core_error)
     }
 
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
-        self.0.increment(key, delta).map_err(StoreError)
+        self.0.increment(key, delta).map_err(core_error)
     }
 
     fn cas_begin(&self, key: &str) -> Result<(Cas, Option<Vec<u8>>), StoreError> {
-        let mut cas = self.0.cas_new(key).map_err(StoreError)?;
-        let current = self.0.cas_current(&mut cas).map_err(StoreError)?;
+        let mut cas = self.0.cas_new(key).map_err(core_error)?;
+        let current = self.0.cas_current(&mut cas).map_err(core_error)?;
         Ok((cas, current))
     }
 
-    fn cas_swap(&self, cas: Cas, value: &[u8]) -> Result<SwapReport, StoreError> {
-        match self.0.swap(cas, value.to_vec()) {
+    fn cas_swap(&self, mut cas: Cas, value: &[u8]) -> Result<SwapReport, StoreError> {
+        match self.0.swap(&mut cas, value) {
             Ok(true) => Ok(SwapReport::Swapped),
             Ok(false) => Ok(SwapReport::Conflict),
-            Err(e) => Err(StoreError(e)),
+            Err(e) => Err(core_error(e)),
         }
     }
 }
 
-/// Creates `count` pets named `pet-<n>` (category 1); `status(n)` picks the
-/// status of the n-th (from 1). Counters are reset afterwards.
-pub fn preload(
-    kv: &KvStore,
-    count: usize,
-    status: impl Fn(usize) -> PetStatus,
-) -> anyhow::Result<()> {
-    let view = CoreView(kv);
+fn core_error(e: crate::kv::KvError) -> StoreError {
+    StoreError(e.to_string())
+}
+
+/// Creates `count` pets named `pet-<n>` (category 1) in the empty store
+/// `kv`; `status(n)` picks the status of the n-th (from 1). Counters are
+/// reset afterwards.
+pub fn preload(kv: &KvStore, count: usize, status: impl Fn(usize) -> PetStatus) -> Result<()> {
+    ensure!(kv.key_count() == 0, "preload needs an empty store");
+    let scratch = KvStore::new(crate::kv::Backend::Memory)?;
+    let view = CoreView(&scratch);
     let catalogue = Catalogue::new(&view);
     for n in 1..=count {
         let body = format!(
@@ -60,8 +69,20 @@ pub fn preload(
             .create(pet)
             .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
     }
+    let dump = scratch_engine(&scratch)?.dump();
+    kv.engine().load(&dump.values)?;
+    for (key, value) in &dump.counters {
+        kv.engine()
+            .increment(key, *value)
+            .map_err(|e| anyhow::anyhow!("preload counter {key}: {e}"))?;
+    }
     kv.reset_stats();
     Ok(())
+}
+
+fn scratch_engine(kv: &KvStore) -> Result<MemoryEngine> {
+    kv.memory_engine()
+        .ok_or_else(|| anyhow::anyhow!("the scratch store is in memory"))
 }
 
 /// The benchmarks' catalogue: one `sold` pet (the middle one) among

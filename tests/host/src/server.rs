@@ -314,8 +314,14 @@ impl wasmtime_wasi_http::WasiHttpHooks for NoOutboundHttp {
     }
 }
 
-fn kv_error(message: String) -> store::Error {
-    store::Error::Other(message)
+/// A store error goes back to the guest; a host failure traps the request,
+/// which then ends in a bodiless 500 (as when Spin's host panics).
+fn guest<T>(result: kv::KvResult<T>) -> wasmtime::Result<Result<T, store::Error>> {
+    match result {
+        Ok(value) => Ok(Ok(value)),
+        Err(kv::KvError::Store(message)) => Ok(Err(store::Error::Other(message))),
+        Err(kv::KvError::Trap(message)) => Err(wasmtime::Error::msg(message)),
+    }
 }
 
 impl variables::Host for RequestState {
@@ -361,7 +367,7 @@ impl store::HostBucket for RequestState {
         _: Resource<Bucket>,
         key: String,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, store::Error>> {
-        Ok(self.kv.get(&key).map_err(kv_error))
+        guest(self.kv.get(&key))
     }
 
     fn set(
@@ -370,7 +376,7 @@ impl store::HostBucket for RequestState {
         key: String,
         value: Vec<u8>,
     ) -> wasmtime::Result<Result<(), store::Error>> {
-        Ok(self.kv.set(&key, value).map_err(kv_error))
+        guest(self.kv.set(&key, &value))
     }
 
     fn delete(
@@ -378,7 +384,7 @@ impl store::HostBucket for RequestState {
         _: Resource<Bucket>,
         key: String,
     ) -> wasmtime::Result<Result<(), store::Error>> {
-        Ok(self.kv.delete(&key).map_err(kv_error))
+        guest(self.kv.delete(&key))
     }
 
     fn exists(
@@ -386,7 +392,7 @@ impl store::HostBucket for RequestState {
         _: Resource<Bucket>,
         key: String,
     ) -> wasmtime::Result<Result<bool, store::Error>> {
-        Ok(self.kv.exists(&key).map_err(kv_error))
+        guest(self.kv.exists(&key))
     }
 
     fn list_keys(
@@ -394,11 +400,11 @@ impl store::HostBucket for RequestState {
         _: Resource<Bucket>,
         _cursor: Option<String>,
     ) -> wasmtime::Result<Result<store::KeyResponse, store::Error>> {
-        Ok(self
-            .kv
-            .list_keys()
-            .map(|keys| store::KeyResponse { keys, cursor: None })
-            .map_err(kv_error))
+        guest(
+            self.kv
+                .list_keys()
+                .map(|keys| store::KeyResponse { keys, cursor: None }),
+        )
     }
 
     fn drop(&mut self, bucket: Resource<Bucket>) -> wasmtime::Result<()> {
@@ -414,24 +420,25 @@ impl atomics::Host for RequestState {
         key: String,
         delta: i64,
     ) -> wasmtime::Result<Result<i64, store::Error>> {
-        Ok(self.kv.increment(&key, delta).map_err(kv_error))
+        guest(self.kv.increment(&key, delta))
     }
 
+    /// Like Spin: `cas-failed` hands the same compare-and-swap back.
     fn swap(
         &mut self,
         cas: Resource<kv::Cas>,
         value: Vec<u8>,
     ) -> wasmtime::Result<Result<(), atomics::CasError>> {
-        let cas = self.table.delete(cas)?;
-        let key = cas.key.clone();
-        Ok(match self.kv.swap(cas, value) {
+        let rep = cas.rep();
+        let kv = self.kv.clone();
+        let outcome = kv.swap(self.table.get_mut(&cas)?, &value);
+        if !matches!(outcome, Ok(false)) {
+            self.table.delete(cas)?;
+        }
+        Ok(match guest(outcome)? {
             Ok(true) => Ok(()),
-            // `cas-failed` carries a fresh handle for the caller's retry.
-            Ok(false) => match self.kv.cas_new(&key) {
-                Ok(fresh) => Err(atomics::CasError::CasFailed(self.table.push(fresh)?)),
-                Err(e) => Err(atomics::CasError::StoreError(kv_error(e))),
-            },
-            Err(e) => Err(atomics::CasError::StoreError(kv_error(e))),
+            Ok(false) => Err(atomics::CasError::CasFailed(Resource::new_own(rep))),
+            Err(e) => Err(atomics::CasError::StoreError(e)),
         })
     }
 }
@@ -442,9 +449,9 @@ impl atomics::HostCas for RequestState {
         _: Resource<Bucket>,
         key: String,
     ) -> wasmtime::Result<Result<Resource<kv::Cas>, store::Error>> {
-        Ok(match self.kv.cas_new(&key) {
+        Ok(match guest(self.kv.cas_new(&key))? {
             Ok(cas) => Ok(self.table.push(cas)?),
-            Err(e) => Err(kv_error(e)),
+            Err(e) => Err(e),
         })
     }
 
@@ -453,8 +460,7 @@ impl atomics::HostCas for RequestState {
         cas: Resource<kv::Cas>,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, store::Error>> {
         let kv = self.kv.clone();
-        let cas = self.table.get_mut(&cas)?;
-        Ok(kv.cas_current(cas).map_err(kv_error))
+        guest(kv.cas_current(self.table.get_mut(&cas)?))
     }
 
     fn drop(&mut self, cas: Resource<kv::Cas>) -> wasmtime::Result<()> {
@@ -469,10 +475,7 @@ impl batch::Host for RequestState {
         _: Resource<Bucket>,
         keys: Vec<String>,
     ) -> wasmtime::Result<Result<Vec<(String, Option<Vec<u8>>)>, store::Error>> {
-        match self.kv.get_many(&keys) {
-            Ok(result) => Ok(result.map_err(kv_error)),
-            Err(trap) => Err(wasmtime::Error::msg(trap)),
-        }
+        guest(self.kv.get_many(&keys))
     }
 
     fn set_many(
@@ -480,7 +483,7 @@ impl batch::Host for RequestState {
         _: Resource<Bucket>,
         pairs: Vec<(String, Vec<u8>)>,
     ) -> wasmtime::Result<Result<(), store::Error>> {
-        Ok(self.kv.set_many(pairs).map_err(kv_error))
+        guest(self.kv.set_many(&pairs))
     }
 
     fn delete_many(
@@ -488,7 +491,7 @@ impl batch::Host for RequestState {
         _: Resource<Bucket>,
         keys: Vec<String>,
     ) -> wasmtime::Result<Result<(), store::Error>> {
-        Ok(self.kv.delete_many(&keys).map_err(kv_error))
+        guest(self.kv.delete_many(&keys))
     }
 }
 

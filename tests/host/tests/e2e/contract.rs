@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use crate::support::{loaded, serve, ROTATED_KEY};
-use petstore_host::kv::Profile;
+use petstore_host::kv::Backend;
 
 #[test]
 fn the_component_imports_only_what_a_spin_host_provides() {
@@ -50,7 +50,7 @@ fn the_component_imports_only_what_a_spin_host_provides() {
 
 #[test]
 fn create_then_fetch_and_list_over_http() {
-    let s = serve(Profile::Clean);
+    let s = serve(Backend::Memory);
     let r = s.post(r#"{"name":"Rex","categoryId":7,"status":"sold","id":42}"#);
     assert_eq!(r.status, 201, "{}", r.body);
     assert_eq!(r.header("location"), Some("/v1/pets/1"));
@@ -80,7 +80,7 @@ fn create_then_fetch_and_list_over_http() {
 
 #[test]
 fn every_error_is_an_error_body_with_its_headers() {
-    let s = serve(Profile::Clean);
+    let s = serve(Backend::Memory);
     s.create("a", "sold");
     let missing = s.send("GET", "/v1/pets", None, &[], None);
     missing.assert_error(401, "unauthorized");
@@ -178,7 +178,7 @@ fn every_error_is_an_error_body_with_its_headers() {
 
 #[test]
 fn pagination_walks_visit_every_pet_once_with_link_headers() {
-    let s = serve(Profile::Clean);
+    let s = serve(Backend::Memory);
     let mut by_status: [Vec<i64>; 3] = Default::default();
     for i in 0..75 {
         let st = i % 3;
@@ -211,7 +211,7 @@ fn pagination_walks_visit_every_pet_once_with_link_headers() {
 
 #[test]
 fn both_keys_of_a_rotation_are_accepted() {
-    let s = serve(Profile::Clean);
+    let s = serve(Backend::Memory);
     for key in [crate::support::KEY, ROTATED_KEY] {
         let r = s.send("GET", "/v1/pets", Some(key), &[], None);
         assert_eq!(r.status, 200, "{key}");
@@ -222,7 +222,7 @@ fn both_keys_of_a_rotation_are_accepted() {
 
 #[test]
 fn one_log_line_per_request_without_query_or_key() {
-    let s = serve(Profile::Clean);
+    let s = serve(Backend::Memory);
     s.get("/v1/pets?limit=5&cursor=c1");
     s.send("GET", "/v1/pets", Some("wrong-secret"), &[], None);
     s.create("logged", "sold");
@@ -260,7 +260,7 @@ fn one_log_line_per_request_without_query_or_key() {
 
 #[test]
 fn paths_outside_the_route_never_reach_the_component() {
-    let s = serve(Profile::Clean);
+    let s = serve(Backend::Memory);
     let r = s.send("GET", "/pets", Some(crate::support::KEY), &[], None);
     assert_eq!(r.status, 404);
     assert!(s.log.lock().unwrap().is_empty());
@@ -268,7 +268,7 @@ fn paths_outside_the_route_never_reach_the_component() {
 
 #[test]
 fn the_served_openapi_document_is_the_file_byte_for_byte() {
-    let s = serve(Profile::Clean);
+    let s = serve(Backend::Memory);
     let r = s.send("GET", "/v1/openapi.json", None, &[], None);
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("application/json"));

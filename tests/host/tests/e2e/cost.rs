@@ -2,14 +2,14 @@
 //! operation are the same on a catalogue of 1,000 pets and of 20,000, and no
 //! stored value reaches 64 KiB. Counts, not timings: exact on any machine.
 
-use petstore_host::kv::{Profile, Stats};
+use petstore_host::kv::{Backend, Stats};
 use petstore_host::preload::{one_sold_among, preload};
 
 use crate::support::{serve, Server};
 
 /// Pets with one sold among them (the middle one); the rest alternate.
 fn catalogue(pets: usize) -> Server {
-    let server = serve(Profile::Clean);
+    let server = serve(Backend::Memory);
     preload(server.host.kv(), pets, one_sold_among(pets)).unwrap();
     server
 }

@@ -5,4 +5,5 @@
 mod concurrency;
 mod contract;
 mod cost;
+mod quirks;
 mod support;

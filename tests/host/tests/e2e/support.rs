@@ -7,13 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use petstore_host::kv::{KvStore, Profile};
+use petstore_host::kv::{Backend, KvStore};
 use petstore_host::server::{self, Host, Loaded, Output};
 use serde_json::Value;
 
 pub const KEY: &str = "e2e-key";
 pub const ROTATED_KEY: &str = "rotated-key";
-pub const PROFILES: [Profile; 3] = [Profile::Clean, Profile::Sqlite, Profile::Redis];
+/// The ideal store, then Spin's two backends on their real engines.
+pub const BACKENDS: [Backend; 3] = Backend::ALL;
 
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -39,15 +40,26 @@ pub struct Server {
     pub log: Arc<Mutex<Vec<String>>>,
 }
 
-/// A fresh store with `profile`, served on a free loopback port by a
-/// 2-thread runtime (requests run truly in parallel, as on Spin).
-pub fn serve(profile: Profile) -> Server {
+/// A fresh store on `backend` (an empty SQLite file, or a `redis-server` of
+/// its own), served on a free loopback port by a 2-thread runtime (requests
+/// run truly in parallel, as on Spin).
+pub fn serve(backend: Backend) -> Server {
+    serve_app(loaded(), backend)
+}
+
+/// The benchmarks' floor component (`bench/floor`), built and compiled once.
+pub fn floor() -> Arc<Loaded> {
+    static FLOOR: OnceLock<Arc<Loaded>> = OnceLock::new();
+    FLOOR
+        .get_or_init(|| petstore_host::floor::load(&workspace(), KEY).expect("load the floor"))
+        .clone()
+}
+
+/// Any application on a fresh store on `backend`.
+pub fn serve_app(app: Arc<Loaded>, backend: Backend) -> Server {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let host = Host::new(
-        loaded(),
-        KvStore::new(profile),
-        Output::Capture(log.clone()),
-    );
+    let kv = KvStore::new(backend).expect("open the key-value backend");
+    let host = Host::new(app, kv, Output::Capture(log.clone()));
     let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
     let bound = server::spawn(host.clone(), addr, 2).expect("serve");
     Server {
