@@ -4,13 +4,15 @@
 use std::cell::OnceCell;
 use std::time::Instant;
 
-use spin_sdk::http::{Fields, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam};
+use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
 use crate::auth::ApiKeys;
 use crate::request::{Body, Request, MAX_BODY_BYTES};
 use crate::response::Response;
 use crate::routes;
 use crate::store::{KvStore, StoreError, SwapReport};
+
+mod send;
 
 mod bindings {
     wit_bindgen::generate!({ world: "petstore", path: "wit", generate_all });
@@ -69,45 +71,13 @@ fn read_body(incoming: IncomingRequest) -> Body {
     Body::Complete(bytes)
 }
 
-/// Writes the whole response — head, `content-length`, body, finish — and
-/// only then sets the outparam: Spin then sends it in one go, without the
-/// 40 ms delayed-ACK stall a head-first response suffers on keep-alive.
 fn send(outparam: ResponseOutparam, response: &Response) -> Result<(), String> {
-    let mut headers: Vec<(String, Vec<u8>)> = response
+    let headers: Vec<(String, Vec<u8>)> = response
         .headers
         .iter()
         .map(|(name, value)| (name.to_string(), value.as_bytes().to_vec()))
         .collect();
-    headers.push((
-        "content-length".to_string(),
-        response.body.len().to_string().into_bytes(),
-    ));
-    let fields = Fields::from_list(&headers).map_err(|e| format!("headers: {e:?}"))?;
-    let outgoing = OutgoingResponse::new(fields);
-    outgoing
-        .set_status_code(response.status.as_u16())
-        .map_err(|()| "status code rejected".to_string())?;
-    let body = outgoing.body().map_err(|()| "body taken".to_string())?;
-    {
-        let stream = body.write().map_err(|()| "body stream taken".to_string())?;
-        let mut rest = response.body.as_slice();
-        while !rest.is_empty() {
-            let permitted = stream.check_write().map_err(|e| format!("{e:?}"))?;
-            if permitted == 0 {
-                stream.subscribe().block();
-                continue;
-            }
-            let n = rest
-                .len()
-                .min(usize::try_from(permitted).unwrap_or(usize::MAX));
-            stream.write(&rest[..n]).map_err(|e| format!("{e:?}"))?;
-            rest = &rest[n..];
-        }
-        stream.blocking_flush().map_err(|e| format!("{e:?}"))?;
-    }
-    OutgoingBody::finish(body, None).map_err(|e| format!("finish: {e:?}"))?;
-    outparam.set(outgoing);
-    Ok(())
+    send::whole(outparam, response.status.as_u16(), headers, &response.body)
 }
 
 /// Spin's `default` key-value store, opened on first use (a request that

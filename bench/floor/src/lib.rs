@@ -1,15 +1,82 @@
-//! Hello, world as a Spin HTTP component: the benchmarks' floor, i.e. what
-//! the platform costs before a component does any work. Compiled for wasm32
-//! only (natively it is empty, so `cargo test --workspace` links).
+//! The benchmarks' floor: what any service like ours must do per request —
+//! read the `api_key` variable, print one log line, make its key-value calls,
+//! write a body of a given size whole before setting the outparam (with the
+//! component's own `send`) — and nothing else. The query says which calls:
+//!
+//! `GET /v1/floor?gets=G&sets=S&create=1&bytes=B&getmany=1`
+//! - `gets`: plain `get`s of `floor:0..15` (seeded by the benchmark);
+//! - `sets`: overwriting `set`s of `floor:0..15` (100-byte values);
+//! - `create`: `increment floor:ctr`, then `set` the new key `floor:new:{n}`,
+//!   the least any create must do (201);
+//! - `getmany`: one `batch::get-many`, to show what each backend does with it.
+//!
+//! Compiled for wasm32 only (natively it is empty, so the workspace links).
 #![cfg(target_arch = "wasm32")]
 
-use spin_sdk::http::{IntoResponse, Request, Response};
+use spin_sdk::http::{IncomingRequest, ResponseOutparam};
+
+#[path = "../../../src/spin/send.rs"]
+mod send;
+
+mod bindings {
+    wit_bindgen::generate!({ world: "floor", path: "../../wit", generate_all });
+}
+
+use bindings::wasi::keyvalue::{atomics, batch, store};
+
+#[derive(Default)]
+struct Plan {
+    gets: u32,
+    sets: u32,
+    create: bool,
+    getmany: bool,
+    bytes: usize,
+}
+
+fn plan(target: &str) -> Plan {
+    let mut plan = Plan::default();
+    let query = target.split_once('?').map_or("", |(_, q)| q);
+    for pair in query.split('&') {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let number = value.parse().unwrap_or(0);
+        match name {
+            "gets" => plan.gets = number,
+            "sets" => plan.sets = number,
+            "create" => plan.create = number == 1,
+            "getmany" => plan.getmany = number == 1,
+            "bytes" => plan.bytes = number as usize,
+            _ => {}
+        }
+    }
+    plan
+}
+
+fn run(plan: &Plan) -> Result<u16, store::Error> {
+    let bucket = store::open("default")?;
+    for i in 0..plan.gets {
+        bucket.get(&format!("floor:{}", i % 16))?;
+    }
+    for i in 0..plan.sets {
+        bucket.set(&format!("floor:{}", i % 16), &[b'v'; 100])?;
+    }
+    if plan.getmany {
+        batch::get_many(&bucket, &["floor:0".to_string(), "floor:1".to_string()])?;
+    }
+    if plan.create {
+        let n = atomics::increment(&bucket, "floor:ctr", 1)?;
+        bucket.set(&format!("floor:new:{n}"), &[b'p'; 60])?;
+        return Ok(201);
+    }
+    Ok(200)
+}
 
 #[spin_sdk::http_component]
-fn hello(_request: Request) -> impl IntoResponse {
-    Response::builder()
-        .status(200)
-        .header("content-type", "text/plain")
-        .body("hello, world\n")
-        .build()
+fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
+    let configured = spin_sdk::variables::get("api_key").is_ok();
+    let target = incoming.path_with_query().unwrap_or_default();
+    let plan = plan(&target);
+    let status = run(&plan).unwrap_or(503);
+    println!("GET /v1/floor {status} key-configured={configured}");
+    let headers = vec![("content-type".to_string(), b"application/json".to_vec())];
+    let _ = send::whole(outparam, status, headers, &vec![b' '; plan.bytes]);
 }

@@ -1,41 +1,64 @@
-//! `petstore-bench`: serves the release component through the test host on
-//! 127.0.0.1, preloads N pets, and measures each operation two ways:
-//! key-value calls and bytes per request (counted by the host, exact), and
-//! latency/throughput under load from `oha` (bounded in time). A hello-world
-//! component served by the same host is measured beside it as the floor.
+//! `petstore-bench`: the release component in the test host on Spin's real
+//! key-value engines (a SQLite file, a `redis-server`), each operation beside
+//! a key-value floor on the same backend in the same run.
+//!
+//! Per backend and catalogue size: preload N pets; per operation, count the
+//! exact key-value calls, new keys and bytes of `--counted` requests (the
+//! host's counters), then measure latency with `wrk` (1 and 4 keep-alive
+//! connections) for ours and for the floor component (`bench/floor`) doing
+//! the same number of plain `get`s with the same body size — or, for
+//! createPet, the minimal create (1 `increment` + 1 new-key `set`).
 //!
 //! ```text
-//! cargo run --profile bench-host -p petstore-bench -- --pets 1000,10000,100000
+//! cargo run --profile bench-host -p petstore-bench -- --backends sqlite,redis --pets 1000,10000,100000
 //! ```
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use petstore_host::kv::{KvStore, Profile, Stats};
-use petstore_host::manifest::App;
+use petstore_host::kv::{Backend, KvStore, Stats};
 use petstore_host::preload::{one_sold_among, preload};
 use petstore_host::server::{self, Host, Loaded, Output};
-use serde_json::Value;
 
 const KEY: &str = "bench-key";
+const CREATE_BODY: &str = r#"{"name":"Bench","categoryId":3,"status":"pending"}"#;
 
 struct Options {
+    backends: Vec<Backend>,
     pets: Vec<usize>,
     seconds: u64,
-    concurrency: usize,
+    connections: Vec<usize>,
     /// Requests per operation for the exact key-value counts.
     counted: u64,
     threads: usize,
 }
 
+fn list<T: std::str::FromStr>(value: &str) -> Result<Vec<T>>
+where
+    T::Err: std::fmt::Display,
+{
+    value
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .replace('_', "")
+                .parse()
+                .map_err(|e| anyhow::anyhow!("{v}: {e}"))
+        })
+        .collect()
+}
+
 fn options() -> Result<Options> {
     let mut o = Options {
+        backends: vec![Backend::Sqlite, Backend::Redis],
         pets: vec![1_000, 10_000, 100_000],
-        seconds: 5,
-        concurrency: 4,
+        seconds: 3,
+        connections: vec![1, 4],
         counted: 200,
         threads: 2,
     };
@@ -45,37 +68,32 @@ fn options() -> Result<Options> {
             .next()
             .with_context(|| format!("{arg} needs a value"))?;
         match arg.as_str() {
-            "--pets" => o.pets = value.split(',').map(|v| v.trim().replace('_', "").parse()).collect::<Result<_, _>>()?,
+            "--backends" => o.backends = list(&value)?,
+            "--pets" => o.pets = list(&value)?,
             "--seconds" => o.seconds = value.parse()?,
-            "--concurrency" => o.concurrency = value.parse()?,
+            "--connections" => o.connections = list(&value)?,
             "--counted" => o.counted = value.parse()?,
             "--threads" => o.threads = value.parse()?,
-            other => bail!("unknown argument {other} (--pets N,N --seconds S --concurrency C --counted N --threads T)"),
+            other => bail!(
+                "unknown argument {other} (--backends B,B --pets N,N --seconds S \
+                 --connections C,C --counted N --threads T)"
+            ),
         }
     }
     Ok(o)
 }
 
-/// One load-generator run.
-struct Load {
-    p50_ms: f64,
-    p99_ms: f64,
-    rps: f64,
-}
-
 struct Operation {
     name: &'static str,
-    method: &'static str,
     path: String,
-    body: Option<&'static str>,
+    create: bool,
 }
 
 fn operations(pets: usize) -> Vec<Operation> {
     let get = |name, path: String| Operation {
         name,
-        method: "GET",
         path,
-        body: None,
+        create: false,
     };
     vec![
         get("listPets?limit=100", "/v1/pets?limit=100".into()),
@@ -84,7 +102,7 @@ fn operations(pets: usize) -> Vec<Operation> {
             "/v1/pets?limit=100&status=sold".into(),
         ),
         get(
-            "listPets deep cursor",
+            "listPets?limit=100, deep cursor",
             format!(
                 "/v1/pets?limit=100&cursor=c{}",
                 pets.saturating_sub(150).max(1)
@@ -94,64 +112,136 @@ fn operations(pets: usize) -> Vec<Operation> {
         // Last: it grows the catalogue.
         Operation {
             name: "createPet",
-            method: "POST",
             path: "/v1/pets".into(),
-            body: Some(r#"{"name":"Bench","categoryId":3,"status":"pending"}"#),
+            create: true,
         },
     ]
 }
 
-fn oha(addr: SocketAddr, op: &Operation, limit: Limit, concurrency: usize) -> Result<Load> {
-    let mut cmd = Command::new("oha");
-    cmd.args([
-        "--no-tui",
-        "--output-format",
-        "json",
-        "-c",
-        &concurrency.to_string(),
-    ]);
-    match limit {
-        Limit::Seconds(s) => cmd.args(["-z", &format!("{s}s")]),
-        Limit::Requests(n) => cmd.args(["-n", &n.to_string()]),
-    };
-    cmd.args([
-        "-m",
-        op.method,
-        "-H",
-        &format!("Authorization: Bearer {KEY}"),
-    ]);
-    if let Some(body) = op.body {
-        cmd.args(["-T", "application/json", "-d", body]);
+/// Exact cost of one request, averaged over the counted requests.
+struct Cost {
+    stats: Stats,
+    new_keys: f64,
+    body_bytes: usize,
+    n: u64,
+}
+
+impl Cost {
+    fn per(&self, v: u64) -> f64 {
+        v as f64 / self.n as f64
     }
-    cmd.arg(format!("http://{addr}{}", op.path));
-    let out = cmd
-        .output()
-        .context("running oha (install it: cargo install oha --locked)")?;
-    if !out.status.success() {
-        bail!("oha failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    let report: Value = serde_json::from_slice(&out.stdout).context("oha JSON")?;
-    let codes = &report["statusCodeDistribution"];
-    let expected = if op.method == "POST" { "201" } else { "200" };
-    if let Some(map) = codes.as_object() {
-        if map.keys().any(|k| k != expected) {
-            bail!("{}: unexpected status codes {codes}", op.name);
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(20)))
+        .build()
+        .into()
+}
+
+fn count(kv: &KvStore, addr: SocketAddr, op: &Operation, n: u64) -> Result<Cost> {
+    let agent = agent();
+    let url = format!("http://{addr}{}", op.path);
+    let keys_before = kv.key_count();
+    kv.reset_stats();
+    let mut body_bytes = 0;
+    for _ in 0..n {
+        let request = if op.create {
+            agent
+                .post(&url)
+                .header("authorization", &format!("Bearer {KEY}"))
+                .header("content-type", "application/json")
+                .send(CREATE_BODY)
+        } else {
+            agent
+                .get(&url)
+                .header("authorization", &format!("Bearer {KEY}"))
+                .call()
+        };
+        let mut response = request?;
+        let expected = if op.create { 201 } else { 200 };
+        if response.status().as_u16() != expected {
+            bail!("{}: status {}", op.name, response.status());
         }
+        body_bytes = response.body_mut().read_to_vec()?.len();
     }
-    let ms = |v: &Value| v.as_f64().unwrap_or(f64::NAN) * 1000.0;
-    Ok(Load {
-        p50_ms: ms(&report["latencyPercentiles"]["p50"]),
-        p99_ms: ms(&report["latencyPercentiles"]["p99"]),
-        rps: report["summary"]["requestsPerSec"]
-            .as_f64()
-            .unwrap_or(f64::NAN),
+    let stats = kv.stats();
+    let new_keys = (kv.key_count() as f64 - keys_before as f64) / n as f64;
+    Ok(Cost {
+        stats,
+        new_keys,
+        body_bytes,
+        n,
     })
 }
 
-#[derive(Clone, Copy)]
-enum Limit {
-    Seconds(u64),
-    Requests(u64),
+/// One `wrk` run.
+struct Load {
+    p50_ms: f64,
+    p99_ms: f64,
+    rps: f64,
+}
+
+fn wrk(url: &str, create: bool, connections: usize, seconds: u64) -> Result<Load> {
+    let mut cmd = Command::new("wrk");
+    cmd.args(["-t1", "-c", &connections.to_string()])
+        .args(["-d", &format!("{seconds}s"), "--latency"])
+        .args(["-H", &format!("Authorization: Bearer {KEY}")]);
+    let script = std::env::temp_dir().join(format!("petstore-bench-{}.lua", std::process::id()));
+    if create {
+        std::fs::write(
+            &script,
+            format!(
+                "wrk.method = \"POST\"\nwrk.body = '{CREATE_BODY}'\n\
+                 wrk.headers[\"Content-Type\"] = \"application/json\"\n"
+            ),
+        )?;
+        cmd.arg("-s").arg(&script);
+    }
+    cmd.arg(url);
+    let out = cmd
+        .output()
+        .context("running wrk (install it: apt-get install wrk)")?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        bail!("wrk failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    if let Some(line) = text.lines().find(|l| l.contains("Non-2xx")) {
+        bail!("{url}: {}", line.trim());
+    }
+    let percentile = |p: &str| -> Result<f64> {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(p))
+            .with_context(|| format!("wrk output has no {p} line:\n{text}"))?;
+        let value = line.split_whitespace().nth(1).unwrap_or_default();
+        duration_ms(value).with_context(|| format!("wrk latency '{value}'"))
+    };
+    let rps = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(f64::NAN);
+    Ok(Load {
+        p50_ms: percentile("50%")?,
+        p99_ms: percentile("99%")?,
+        rps,
+    })
+}
+
+/// wrk prints `812.00us`, `1.23ms` or `1.01s`.
+fn duration_ms(value: &str) -> Option<f64> {
+    let (number, scale) = if let Some(v) = value.strip_suffix("us") {
+        (v, 0.001)
+    } else if let Some(v) = value.strip_suffix("ms") {
+        (v, 1.0)
+    } else if let Some(v) = value.strip_suffix('s') {
+        (v, 1000.0)
+    } else {
+        return None;
+    };
+    number.parse::<f64>().ok().map(|n| n * scale)
 }
 
 fn serve(loaded: Arc<Loaded>, kv: KvStore, threads: usize) -> Result<SocketAddr> {
@@ -159,80 +249,128 @@ fn serve(loaded: Arc<Loaded>, kv: KvStore, threads: usize) -> Result<SocketAddr>
     server::spawn(host, "127.0.0.1:0".parse()?, threads)
 }
 
+/// The filesystem type of the mount holding `path` (from /proc/mounts).
+fn filesystem_of(path: &Path) -> String {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            (fields.len() > 2).then(|| {
+                (
+                    fields[1].to_string(),
+                    format!("{} on {}", fields[2], fields[0]),
+                )
+            })
+        })
+        .filter(|(mount, _)| path.starts_with(mount))
+        .max_by_key(|(mount, _)| mount.len())
+        .map_or_else(|| "unknown".into(), |(_, fs)| fs)
+}
+
+/// The floor's query for the same work as `cost`: the same number of plain
+/// `get`s and the same body size, or the minimal create.
+fn floor_query(op: &Operation, cost: &Cost) -> String {
+    if op.create {
+        format!("/v1/floor?create=1&bytes={}", cost.body_bytes)
+    } else {
+        let gets = cost.per(cost.stats.gets).round() as u64;
+        format!("/v1/floor?gets={gets}&bytes={}", cost.body_bytes)
+    }
+}
+
 fn main() -> Result<()> {
     let o = options()?;
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    server::build_wasm(&root, &["petstore", "petstore-floor"])?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    server::build_wasm(&root, &["petstore"])?;
     let variables = HashMap::from([("api_key".to_string(), KEY.to_string())]);
     let petstore = server::load_app(&root.join("spin.toml"), &variables)?;
-    let floor_wasm = root.join("target/wasm32-wasip1/release/petstore_floor.wasm");
-    let floor_app = App {
-        component_id: "floor".into(),
-        source: floor_wasm.clone(),
-        route_prefix: "/v1".into(),
-        key_value_stores: vec![],
-        variables: HashMap::new(),
-    };
-    let floor = Arc::new(Loaded::load(floor_app)?);
-    let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let floor = petstore_host::floor::load(&root, KEY)?;
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
     println!("## Sizes\n");
     println!("| component | core module (.wasm) | as component |");
     println!("|---|---:|---:|");
+    for loaded in [&petstore, &floor] {
+        println!(
+            "| {} | {} B | {} B |",
+            loaded.app.component_id,
+            size(&loaded.app.source),
+            loaded.component_size
+        );
+    }
+    let temp = std::env::temp_dir();
     println!(
-        "| petstore | {} B | {} B |",
-        size(&petstore.app.source),
-        petstore.component_size
-    );
-    println!(
-        "| floor (hello world) | {} B | {} B |\n",
-        size(&floor_wasm),
-        floor.component_size
+        "\nSQLite files in {} ({}); Redis: redis-server on 127.0.0.1, no persistence.",
+        temp.display(),
+        filesystem_of(&temp)
     );
 
-    let floor_addr = serve(floor.clone(), KvStore::new(Profile::Clean), o.threads)?;
-    let hello = Operation {
-        name: "floor: hello world",
-        method: "GET",
-        path: "/v1/hello".into(),
-        body: None,
-    };
-    let floor_load = oha(floor_addr, &hello, Limit::Seconds(o.seconds), o.concurrency)?;
-
-    println!(
-        "## Per request, concurrency {}, {} s per row\n",
-        o.concurrency, o.seconds
-    );
-    println!(
-        "| pets | operation | KV calls | KV bytes | p50 ms | p99 ms | req/s | p50 / floor p50 |"
-    );
-    println!("|---:|---|---:|---:|---:|---:|---:|---:|");
-    println!(
-        "| – | {} | 0 | 0 | {:.3} | {:.3} | {:.0} | 1.00 |",
-        hello.name, floor_load.p50_ms, floor_load.p99_ms, floor_load.rps
-    );
-    for &pets in &o.pets {
-        let kv = KvStore::new(Profile::Clean);
-        preload(&kv, pets, one_sold_among(pets))?;
-        let largest = kv.largest_value();
-        let addr = serve(petstore.clone(), kv.clone(), o.threads)?;
-        for op in operations(pets) {
-            kv.reset_stats();
-            oha(addr, &op, Limit::Requests(o.counted), 1)?;
-            let Stats { calls, bytes } = kv.stats();
-            let per = |v: u64| v as f64 / o.counted as f64;
-            let load = oha(addr, &op, Limit::Seconds(o.seconds), o.concurrency)?;
-            println!(
-                "| {pets} | {} | {:.2} | {:.0} | {:.3} | {:.3} | {:.0} | {:.2} |",
-                op.name,
-                per(calls),
-                per(bytes),
-                load.p50_ms,
-                load.p99_ms,
-                load.rps,
-                load.p50_ms / floor_load.p50_ms
-            );
+    for &backend in &o.backends {
+        println!("\n## Backend: {}\n", backend.name());
+        print!(
+            "| pets | operation | KV calls (get/write/incr/cas) | new keys | KV bytes | body B |"
+        );
+        for c in &o.connections {
+            print!(" c={c} p50 ms | floor p50 | ours ÷ floor | p99 ms | req/s |");
         }
-        println!("| {pets} | largest stored value after preload | | {largest} B | | | | |");
+        println!();
+        print!("|---:|---|---|---:|---:|---:|");
+        for _ in &o.connections {
+            print!("---:|---:|---:|---:|---:|");
+        }
+        println!();
+        for &pets in &o.pets {
+            let kv = KvStore::new(backend)?;
+            preload(&kv, pets, one_sold_among(pets))?;
+            let floor_values: Vec<(String, Vec<u8>)> = (0..16)
+                .map(|i| (format!("floor:{i}"), vec![b'f'; 1024]))
+                .collect();
+            kv.engine().load(&floor_values)?;
+            let largest = kv.largest_value();
+            let ours = serve(petstore.clone(), kv.clone(), o.threads)?;
+            let theirs = serve(floor.clone(), kv.clone(), o.threads)?;
+            for op in operations(pets) {
+                let cost = count(&kv, ours, &op, o.counted)?;
+                let s = cost.stats;
+                print!(
+                    "| {pets} | {} | {:.2} ({:.2}/{:.2}/{:.2}/{:.2}) | {:.2} | {:.0} | {} |",
+                    op.name,
+                    cost.per(s.calls),
+                    cost.per(s.gets),
+                    cost.per(s.writes),
+                    cost.per(s.increments),
+                    cost.per(s.cas),
+                    cost.new_keys,
+                    cost.per(s.bytes),
+                    cost.body_bytes
+                );
+                let floor_url = format!("http://{theirs}{}", floor_query(&op, &cost));
+                for &c in &o.connections {
+                    let load = wrk(
+                        &format!("http://{ours}{}", op.path),
+                        op.create,
+                        c,
+                        o.seconds,
+                    )?;
+                    let base = wrk(&floor_url, false, c, o.seconds)?;
+                    print!(
+                        " {:.3} | {:.3} | {:.2} | {:.3} | {:.0} |",
+                        load.p50_ms,
+                        base.p50_ms,
+                        load.p50_ms / base.p50_ms,
+                        load.p99_ms,
+                        load.rps
+                    );
+                }
+                println!();
+            }
+            println!("| {pets} | largest stored value after preload: {largest} B | | | | |");
+        }
+        println!(
+            "\nFloor queries: reads `/v1/floor?gets=G&bytes=B` (G = our gets), \
+             createPet `/v1/floor?create=1&bytes=B`."
+        );
     }
     Ok(())
 }
