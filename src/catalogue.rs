@@ -1,21 +1,25 @@
 //! The catalogue in the key-value store: how a pet is written, indexed and read.
 //!
-//! Layout (README, "Key-value layout", says why it is safe on every backend):
+//! Layout v2 (README, "Key-value layout", says why it is correct on every
+//! backend quirk and what each operation costs):
 //!
-//! | key                 | value                                         | written by |
-//! |---------------------|-----------------------------------------------|------------|
-//! | `ctr:id`            | id counter; also the positions of list `all`  | `increment` |
-//! | `ctr:{status}`      | position counter of that status's list        | `increment` |
-//! | `slot:{status}:{n}` | id of the pet at position `n` of that list    | its one creator, `set` |
-//! | `pet:{id}`          | the pet (JSON): **the commit point**          | its one creator, `set` |
-//! | `ix:{list}:{k}`     | piece `k` of a list: pets at positions `32k+1..=32k+32` | one creator (`set`), then CAS |
+//! | key                 | value                                          | written by |
+//! |---------------------|------------------------------------------------|------------|
+//! | `ctr:id`            | last id handed out; list `all`'s positions are ids | `increment` |
+//! | `ctr:{status}`      | last position handed out in that status's list | `increment` |
+//! | `pet:{id}`          | the pet (JSON)                                 | its creator: one `set-many` with its slot |
+//! | `slot:{status}:{n}` | id of the pet at position `n` of that list     | the same `set-many` |
+//! | `ix:{list}:{k}`     | index piece `k`: a cache of positions `32k+1..=32k+32` | readers, plain `set` |
 //!
-//! The pieces are an index over data that is complete without them: a reader
-//! that finds a position missing from its piece falls back to `slot`/`pet`
-//! and repairs the piece. So a failed or lost index write costs a few reads,
-//! never a pet.
+//! A create is two `increment`s and one `set-many` (one transaction, one
+//! `MSET`): it never touches the index. The pieces are a cache over data that
+//! never changes (`pet`, `slot`): a reader takes what a piece holds, fills
+//! gaps from that truth, and writes the piece back, so a missing, stale or
+//! unreadable piece costs reads once and never changes an answer.
 
 use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 use crate::errors::ApiError;
 use crate::model::{Cursor, ListName, NewPet, Pet, PetStatus};
@@ -25,10 +29,11 @@ use crate::store::{KvStore, StoreError};
 /// (200 characters that each escape to 6 bytes) stay under 41 KB, within the
 /// 64 KiB bound on any stored value.
 pub const PIECE_LEN: i64 = 32;
-/// Compare-and-swap rounds for one index insert before leaving it to readers.
-pub const CAS_ATTEMPTS: usize = 4;
-/// Fallback reads (pets missing from their piece) one page may spend.
+/// Look-ups of the truth (a position its piece does not hold) one page may
+/// spend; past it the page ends early with a `next` link.
 pub const FALLBACK_BUDGET: usize = 64;
+/// The version marker of the index pieces this code writes.
+pub const PIECE_VERSION: u32 = 2;
 
 pub const ID_COUNTER: &str = "ctr:id";
 
@@ -55,54 +60,89 @@ fn piece_of(position: i64) -> i64 {
     (position - 1) / PIECE_LEN
 }
 
-/// One page of a list, and where the walk goes on if more may follow.
+/// Reads a counter written by `increment` with a plain `get`: Spin's SQLite
+/// stores 8 bytes little-endian, Redis decimal text. A little-endian counter
+/// below 2^56 has a zero last byte, so it is never all ASCII digits.
+pub fn decode_counter(bytes: &[u8]) -> Option<i64> {
+    let text = !bytes.is_empty() && bytes.iter().all(|b| b.is_ascii_digit() || *b == b'-');
+    if text {
+        std::str::from_utf8(bytes).ok()?.parse().ok()
+    } else {
+        Some(i64::from_le_bytes(bytes.try_into().ok()?))
+    }
+}
+
+/// One page of a list, where the walk goes on if more may follow, and what
+/// the page did to the index (for the log).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
     pub pets: Vec<Pet>,
     pub next: Option<Cursor>,
+    pub notes: Vec<String>,
 }
-
-/// An index piece: the pets at some positions of one list's piece range.
-#[derive(Debug, Default)]
-struct Piece(BTreeMap<i64, Pet>);
 
 /// Stored form of one entry: `[position, id, categoryId, status, name]`.
 type StoredEntry = (i64, i64, i64, PetStatus, String);
 
+/// A piece as written since layout v2: `{"v":2,"e":[entries]}`. Layout 1.0.0
+/// wrote the bare array of the same entries, which is still read.
+#[derive(Serialize, Deserialize)]
+struct StoredPiece {
+    v: u32,
+    e: Vec<StoredEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum AnyPiece {
+    V2(StoredPiece),
+    V1(Vec<StoredEntry>),
+}
+
+/// An index piece: the pets it holds, by position.
+#[derive(Debug, Default, Clone)]
+struct Piece(BTreeMap<i64, Pet>);
+
+/// What reading a piece found.
+enum Stored {
+    Found(Piece),
+    Missing,
+    Unreadable(String),
+}
+
 impl Piece {
-    fn decode(key: &str, bytes: &[u8]) -> Result<Piece, ApiError> {
-        let entries: Vec<StoredEntry> = serde_json::from_slice(bytes)
-            .map_err(|e| ApiError::Internal(format!("stored value '{key}' is unreadable: {e}")))?;
-        Ok(Piece(
-            entries
-                .into_iter()
-                .map(|(n, id, category_id, status, name)| {
-                    let pet = Pet {
-                        id,
-                        name,
-                        category_id,
-                        status,
-                    };
-                    (n, pet)
-                })
-                .collect(),
-        ))
+    fn decode(bytes: &[u8]) -> Result<Piece, String> {
+        let entries = match serde_json::from_slice(bytes).map_err(|e| e.to_string())? {
+            AnyPiece::V2(p) if p.v == PIECE_VERSION => p.e,
+            AnyPiece::V2(p) => return Err(format!("unknown piece version {}", p.v)),
+            AnyPiece::V1(entries) => entries,
+        };
+        let pets = entries
+            .into_iter()
+            .map(|(n, id, category_id, status, name)| {
+                let pet = Pet {
+                    id,
+                    name,
+                    category_id,
+                    status,
+                };
+                (n, pet)
+            });
+        Ok(Piece(pets.collect()))
     }
 
     fn encode(&self) -> Vec<u8> {
-        let entries: Vec<(i64, i64, i64, PetStatus, &str)> = self
+        let e = self
             .0
             .iter()
-            .map(|(n, p)| (*n, p.id, p.category_id, p.status, p.name.as_str()))
+            .map(|(n, p)| (*n, p.id, p.category_id, p.status, p.name.clone()))
             .collect();
-        // A Vec of tuples of numbers, enums and strings always serializes.
-        serde_json::to_vec(&entries).unwrap_or_default()
-    }
-
-    fn holds(&self, entries: &[(i64, Pet)]) -> bool {
-        entries
-            .iter()
-            .all(|(n, pet)| self.0.get(n).is_some_and(|p| p.id == pet.id))
+        // Numbers, enums and strings always serialize.
+        serde_json::to_vec(&StoredPiece {
+            v: PIECE_VERSION,
+            e,
+        })
+        .unwrap_or_default()
     }
 }
 
@@ -116,20 +156,17 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
         Catalogue { store }
     }
 
-    /// Creates a pet. Order of writes, so that no failure leaves it half-visible:
+    /// Creates a pet:
     ///
-    /// 1. `increment ctr:id` → id; `increment ctr:{status}` → position.
-    /// 2. `set slot:{status}:{position}` = id (invisible on its own).
-    /// 3. `set pet:{id}`: the commit point. Before it, a failure leaves only
-    ///    holes (an unused id and position) and the answer is 503; after it,
-    ///    the pet is fetchable and listed (pieces or fallback) and the answer is 201.
-    /// 4. Insert into the pieces of `all` and of its status (best effort).
+    /// 1. `increment ctr:id` → id; `increment ctr:{status}` → position. A
+    ///    failure here stores nothing (a lost reply leaves an unused number).
+    /// 2. `set-many` of `pet:{id}` and `slot:{status}:{position}`: both or
+    ///    neither, the commit. The index is left to readers.
     pub fn create(&self, new: NewPet) -> Result<Pet, ApiError> {
         let id = self.store.increment(ID_COUNTER, 1)?;
-        let list = ListName::Status(new.status);
-        let position = self.store.increment(&counter_key(list), 1)?;
-        self.store
-            .set(&slot_key(new.status, position), id.to_string().as_bytes())?;
+        let position = self
+            .store
+            .increment(&counter_key(ListName::Status(new.status)), 1)?;
         let pet = Pet {
             id,
             name: new.name.as_str().to_string(),
@@ -138,82 +175,25 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
         };
         let record = serde_json::to_vec(&pet)
             .map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))?;
-        self.commit(&pet_key(id), &record)?;
-        // Committed. Index failures below are not the client's problem: the
-        // read path finds the pet without its piece entry and repairs it.
-        self.index(ListName::All, id, &pet);
-        self.index(list, position, &pet);
-        Ok(pet)
-    }
-
-    /// Writes the commit record; a failed reply is settled by reading back.
-    fn commit(&self, key: &str, record: &[u8]) -> Result<(), ApiError> {
-        match self.store.set(key, record) {
-            Ok(()) => Ok(()),
-            Err(e) => match self.store.get(key) {
-                Ok(Some(stored)) if stored == record => Ok(()),
-                _ => Err(e.into()),
-            },
+        let writes = [
+            (pet_key(id), record.clone()),
+            (slot_key(new.status, position), id.to_string().into_bytes()),
+        ];
+        match self.store.set_many(&writes) {
+            Ok(()) => Ok(pet),
+            Err(e) => self.settle(id, &record, e).map(|()| pet),
         }
     }
 
-    fn index(&self, list: ListName, position: i64, pet: &Pet) {
-        let piece = piece_of(position);
-        if (position - 1) % PIECE_LEN == 0 {
-            // The holder of a piece's first position is alone in creating the
-            // next piece, ahead of need (and piece 0, for position 1). No
-            // other writer creates a piece, so none is created through CAS.
-            if piece == 0 {
-                let _ = self.create_piece(list, 0);
-            }
-            let _ = self.create_piece(list, piece + 1);
+    /// A commit whose reply failed: the read-back decides. The record there →
+    /// it was applied (a lost reply); absent → nothing was stored; the read
+    /// failing too → nobody knows, and the client is told so.
+    fn settle(&self, id: i64, record: &[u8], error: StoreError) -> Result<(), ApiError> {
+        match self.store.get(&pet_key(id)) {
+            Ok(Some(stored)) if stored == record => Ok(()),
+            Ok(_) => Err(ApiError::StoreUnavailable(error)),
+            Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
         }
-        let _ = self.insert(&piece_key(list, piece), &[(position, pet.clone())]);
-    }
-
-    /// Creates an empty piece. Only its one designated creator calls this, so
-    /// between the `get` that finds it absent and the `set`, nobody else can
-    /// have written it (others insert only into pieces that exist).
-    fn create_piece(&self, list: ListName, piece: i64) -> Result<(), StoreError> {
-        let key = piece_key(list, piece);
-        let mut outcome = Ok(());
-        for _ in 0..2 {
-            if self.store.get(&key)?.is_some() {
-                return Ok(());
-            }
-            outcome = self.store.set(&key, b"[]");
-            if outcome.is_ok() {
-                return Ok(());
-            }
-        }
-        outcome
-    }
-
-    /// Inserts entries into an existing piece by compare-and-swap. Idempotent
-    /// (entries already there are not added twice) and decided by reading
-    /// back, because a backend may report failure after writing (Redis) or
-    /// lose the reply. Returns whether the entries are in the piece.
-    fn insert(&self, key: &str, entries: &[(i64, Pet)]) -> Result<bool, ApiError> {
-        for _ in 0..CAS_ATTEMPTS {
-            let (cas, current) = self.store.cas_begin(key)?;
-            // An absent piece is never created here: on SQLite a CAS on an
-            // absent key is an upsert that can drop a concurrent writer's entry.
-            let Some(current) = current else {
-                return Ok(false);
-            };
-            let mut piece = Piece::decode(key, &current)?;
-            if piece.holds(entries) {
-                return Ok(true);
-            }
-            piece.0.extend(entries.iter().map(|(n, p)| (*n, p.clone())));
-            // The reported outcome is not trusted either way; the read decides.
-            let _ = self.store.cas_swap(cas, &piece.encode());
-            match self.store.get(key)? {
-                Some(back) if Piece::decode(key, &back)?.holds(entries) => return Ok(true),
-                _ => continue,
-            }
-        }
-        Ok(false)
     }
 
     /// The pet with this id, if it was committed.
@@ -229,104 +209,210 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
 
     /// Up to `limit` pets of `list` from position `from` on, in list order
     /// (ascending id for `all`; for a status, the order pets entered its
-    /// list, and each page sorted by id).
+    /// list), each page sorted by id. In steps:
+    ///
+    /// 1. plan: the pieces the page may span;
+    /// 2. read each piece (one `get`);
+    /// 3. take its pets, filling gaps from the truth (`pet`, `slot`) within
+    ///    the budget, stopping at the end of the list;
+    /// 4. repair: write back a piece the truth added to (plain `set`);
+    /// 5. decide the cursor.
     pub fn list(&self, list: ListName, from: i64, limit: usize) -> Result<Page, ApiError> {
-        let mut reader = Reader {
-            catalogue: self,
+        let mut walk = Walk {
+            store: self.store,
             list,
+            position: from,
+            limit,
+            pets: Vec::with_capacity(limit),
+            budget: FALLBACK_BUDGET,
             last: None,
+            ended: false,
+            more_held: false,
+            notes: Vec::new(),
         };
-        let mut pets: Vec<Pet> = Vec::with_capacity(limit);
-        let mut position = from;
-        let mut budget = FALLBACK_BUDGET;
-        // A page spans at most this many pieces; holes (failed creates) may
-        // end it early, with a `next` cursor, so its cost stays bounded.
-        let max_pieces = limit / PIECE_LEN as usize + 2;
-        let mut more_in_piece = false;
-        for _ in 0..max_pieces {
-            let key = piece_key(list, piece_of(position));
-            let piece = match self.store.get(&key)? {
-                Some(bytes) => Some(Piece::decode(&key, &bytes)?),
-                None => None,
-            };
-            let piece_end = (piece_of(position) + 1) * PIECE_LEN;
-            let mut repairs = Vec::new();
-            let mut ended = false;
-            while position <= piece_end && pets.len() < limit {
-                if let Some(pet) = piece.as_ref().and_then(|p| p.0.get(&position)) {
-                    pets.push(pet.clone());
-                } else if position > reader.last()? {
-                    ended = true;
-                    break;
-                } else if budget == 0 {
-                    break;
-                } else {
-                    budget -= 1;
-                    if let Some(pet) = reader.committed_at(position)? {
-                        repairs.push((position, pet.clone()));
-                        pets.push(pet);
-                    }
-                }
-                position += 1;
-            }
-            if piece.is_some() && !repairs.is_empty() {
-                // Read repair: put what the fallback found back into the piece.
-                let _ = self.insert(&key, &repairs);
-            }
-            if ended {
-                pets.sort_by_key(|p| p.id);
-                return Ok(Page { pets, next: None });
-            }
-            more_in_piece = piece
-                .as_ref()
-                .is_some_and(|p| p.0.range(position..).next().is_some());
-            if pets.len() >= limit || budget == 0 {
+        for piece in walk.plan() {
+            let stored = walk.read(piece)?;
+            let (held, added) = walk.take(piece, stored)?;
+            walk.repair(piece, held, added);
+            if walk.stopped() {
                 break;
             }
         }
-        let more = more_in_piece || position <= reader.last()?;
-        pets.sort_by_key(|p| p.id);
-        Ok(Page {
-            pets,
-            next: more.then_some(Cursor { position }),
-        })
+        walk.finish()
     }
 }
 
-/// Read-path helpers that share the lazily read list counter.
-struct Reader<'c, 'a, S: KvStore> {
-    catalogue: &'c Catalogue<'a, S>,
+/// One page's walk along a list.
+struct Walk<'s, S: KvStore> {
+    store: &'s S,
     list: ListName,
+    /// The next position to visit.
+    position: i64,
+    limit: usize,
+    pets: Vec<Pet>,
+    /// Look-ups of the truth left for this page.
+    budget: usize,
+    /// The list's last position handed out, read once if a gap needs it.
     last: Option<i64>,
+    /// The walk passed the last position: nothing more to list.
+    ended: bool,
+    /// The last piece read holds positions past the walk's: more follow.
+    more_held: bool,
+    notes: Vec<String>,
 }
 
-impl<S: KvStore> Reader<'_, '_, S> {
-    /// The list's highest position handed out (read once, only if needed).
+impl<S: KvStore> Walk<'_, S> {
+    /// Step 1: a page spans at most this many pieces; holes (creates that
+    /// failed before their commit) may end it early, with a `next` cursor.
+    fn plan(&self) -> std::ops::Range<i64> {
+        let first = piece_of(self.position);
+        first..first + self.limit as i64 / PIECE_LEN + 2
+    }
+
+    fn stopped(&self) -> bool {
+        self.ended || self.pets.len() >= self.limit || self.budget == 0
+    }
+
+    /// Step 2.
+    fn read(&mut self, piece: i64) -> Result<Stored, ApiError> {
+        let key = piece_key(self.list, piece);
+        Ok(match self.store.get(&key)? {
+            None => Stored::Missing,
+            Some(bytes) => match Piece::decode(&bytes) {
+                Ok(p) => Stored::Found(p),
+                Err(e) => Stored::Unreadable(e),
+            },
+        })
+    }
+
+    /// Step 3: the piece's positions from the walk's on. Returns what the
+    /// piece held and what the truth added.
+    fn take(&mut self, piece: i64, stored: Stored) -> Result<(Piece, Piece), ApiError> {
+        let held = match stored {
+            Stored::Found(p) => p,
+            Stored::Missing => Piece::default(),
+            Stored::Unreadable(e) => {
+                let key = piece_key(self.list, piece);
+                self.notes
+                    .push(format!("index piece {key} unreadable ({e}): rebuilt"));
+                Piece::default()
+            }
+        };
+        let mut added = Piece::default();
+        let end = (piece + 1) * PIECE_LEN;
+        while self.position <= end && !self.stopped() {
+            let position = self.position;
+            if let Some(pet) = held.0.get(&position) {
+                self.pets.push(pet.clone());
+            } else if position > self.last()? {
+                self.ended = true;
+                break;
+            } else {
+                self.budget -= 1;
+                if let Some(pet) = self.committed_at(position)? {
+                    added.0.insert(position, pet.clone());
+                    self.pets.push(pet);
+                }
+            }
+            self.position += 1;
+        }
+        self.more_held = held.0.range(self.position..).next().is_some();
+        Ok((held, added))
+    }
+
+    /// Step 4: what the truth added goes back into the piece (best effort: a
+    /// failed write only leaves the work to the next reader).
+    fn repair(&mut self, piece: i64, mut held: Piece, added: Piece) {
+        if added.0.is_empty() {
+            return;
+        }
+        let key = piece_key(self.list, piece);
+        let count = added.0.len();
+        held.0.extend(added.0);
+        let note = match self.store.set(&key, &held.encode()) {
+            Ok(()) => format!("index piece {key}: {count} entries added from the truth"),
+            Err(e) => format!("index piece {key}: repair not written ({e})"),
+        };
+        self.notes.push(note);
+    }
+
+    /// Step 5: more follow if the piece holds them, or if the list's counter
+    /// says positions remain (read only when the piece cannot tell).
+    fn finish(mut self) -> Result<Page, ApiError> {
+        let more = !self.ended && (self.more_held || self.position <= self.last()?);
+        self.pets.sort_by_key(|p| p.id);
+        Ok(Page {
+            pets: self.pets,
+            next: more.then_some(Cursor {
+                position: self.position,
+            }),
+            notes: self.notes,
+        })
+    }
+
+    /// The list's highest position handed out, with one plain `get`.
     fn last(&mut self) -> Result<i64, ApiError> {
         if let Some(last) = self.last {
             return Ok(last);
         }
-        // `increment` by 0 reads a counter the same way on every backend
-        // (a plain `get` returns SQLite's 8 raw bytes, Redis's decimal text).
-        let last = self.catalogue.store.increment(&counter_key(self.list), 0)?;
+        let key = counter_key(self.list);
+        let last = match self.store.get(&key)? {
+            None => 0,
+            Some(bytes) => decode_counter(&bytes).ok_or_else(|| {
+                ApiError::Internal(format!("stored counter '{key}' is unreadable"))
+            })?,
+        };
         self.last = Some(last);
         Ok(last)
     }
 
-    /// The committed pet at a list position that its piece does not hold.
+    /// The committed pet at a position, from the truth: `pet:{position}` for
+    /// `all`; `slot` then `pet` for a status. `None`: a hole (a create that
+    /// failed, or one not committed yet).
     fn committed_at(&self, position: i64) -> Result<Option<Pet>, ApiError> {
+        let catalogue = Catalogue::new(self.store);
         let status = match self.list {
-            ListName::All => return self.catalogue.get(position),
+            ListName::All => return catalogue.get(position),
             ListName::Status(s) => s,
         };
         let key = slot_key(status, position);
-        let Some(bytes) = self.catalogue.store.get(&key)? else {
+        let Some(bytes) = self.store.get(&key)? else {
             return Ok(None);
         };
         let id = std::str::from_utf8(&bytes)
             .ok()
             .and_then(crate::model::parse_digits)
             .ok_or_else(|| ApiError::Internal(format!("stored value '{key}' is unreadable")))?;
-        Ok(self.catalogue.get(id)?.filter(|p| p.status == status))
+        Ok(catalogue.get(id)?.filter(|p| p.status == status))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_read_with_get_decode_in_both_backends_encodings() {
+        assert_eq!(decode_counter(&42i64.to_le_bytes()), Some(42), "SQLite");
+        assert_eq!(decode_counter(b"42"), Some(42), "Redis");
+        assert_eq!(decode_counter(&(1i64 << 40).to_le_bytes()), Some(1 << 40));
+        assert_eq!(
+            decode_counter(b"12345678"),
+            Some(12_345_678),
+            "8 digits are text"
+        );
+        assert_eq!(decode_counter(b""), None);
+        assert_eq!(decode_counter(b"abc"), None);
+    }
+
+    #[test]
+    fn pieces_read_both_layouts_and_write_v2() {
+        let v1 = br#"[[1,1,3,"sold","a"]]"#;
+        let piece = Piece::decode(v1).unwrap();
+        assert_eq!(piece.0[&1].name, "a");
+        let v2 = piece.encode();
+        assert_eq!(v2, br#"{"v":2,"e":[[1,1,3,"sold","a"]]}"#);
+        assert_eq!(Piece::decode(&v2).unwrap().0.len(), 1);
+        assert!(Piece::decode(br#"{"v":3,"e":[]}"#).is_err());
     }
 }

@@ -28,6 +28,9 @@ pub enum ApiError {
     UnsupportedMediaType,
     PayloadTooLarge,
     StoreUnavailable(StoreError),
+    /// The store failed during a create's commit and could not say whether
+    /// the commit was applied: the pet may exist.
+    CreateOutcomeUnknown(StoreError),
     Internal(String),
 }
 
@@ -47,7 +50,9 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::StoreUnavailable(_) | ApiError::CreateOutcomeUnknown(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -61,7 +66,9 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::PayloadTooLarge => "payload_too_large",
-            ApiError::StoreUnavailable(_) => "store_unavailable",
+            ApiError::StoreUnavailable(_) | ApiError::CreateOutcomeUnknown(_) => {
+                "store_unavailable"
+            }
             ApiError::Internal(_) => "internal_error",
         }
     }
@@ -87,6 +94,11 @@ impl ApiError {
             ApiError::StoreUnavailable(_) => {
                 "the data store is unavailable; nothing was changed, retry later".into()
             }
+            ApiError::CreateOutcomeUnknown(_) => {
+                "the data store failed while the pet was being stored: it may have been \
+                 created. Look for it (listPets) before creating it again"
+                    .into()
+            }
             ApiError::Internal(_) => "internal error".into(),
         }
     }
@@ -95,6 +107,7 @@ impl ApiError {
     pub fn detail(&self) -> Option<String> {
         match self {
             ApiError::StoreUnavailable(e) => Some(e.to_string()),
+            ApiError::CreateOutcomeUnknown(e) => Some(format!("create outcome unknown: {e}")),
             ApiError::Internal(m) => Some(m.clone()),
             _ => None,
         }
@@ -121,7 +134,7 @@ impl ApiError {
             ApiError::MethodNotAllowed { allow } => {
                 response = response.with_header("allow", allow);
             }
-            ApiError::StoreUnavailable(_) => {
+            ApiError::StoreUnavailable(_) | ApiError::CreateOutcomeUnknown(_) => {
                 response = response.with_header("retry-after", RETRY_AFTER_SECONDS.to_string());
             }
             _ => {}

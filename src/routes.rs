@@ -43,23 +43,30 @@ fn route(path: &str) -> Route<'_> {
 }
 
 /// A request's answer, and for the log what went wrong behind a 5xx (the
-/// client's Error body does not say; operators need to know).
+/// client's Error body does not say; operators need to know) and what the
+/// request did to the index (repairs of the key-value index, logged).
 #[derive(Debug)]
 pub struct Handled {
     pub response: Response,
     pub detail: Option<String>,
+    pub notes: Vec<String>,
 }
 
 /// Answers one request. `keys` is the parsed `api_key` variable, or why it
 /// could not be read. Never panics; every error is an Error body.
 pub fn handle<S: KvStore>(request: &Request, keys: &Result<ApiKeys, String>, store: &S) -> Handled {
-    let (result, deprecated_operation) = respond(request, keys, store);
+    let mut notes = Vec::new();
+    let (result, deprecated_operation) = respond(request, keys, store, &mut notes);
     let detail = result.as_ref().err().and_then(ApiError::detail);
     let mut response = result.unwrap_or_else(ApiError::into_response);
     if deprecated_operation {
         response = deprecated(response);
     }
-    Handled { response, detail }
+    Handled {
+        response,
+        detail,
+        notes,
+    }
 }
 
 /// The answer, and whether it is one of the deprecated getPet (whose every
@@ -68,6 +75,7 @@ fn respond<S: KvStore>(
     request: &Request,
     keys: &Result<ApiKeys, String>,
     store: &S,
+    notes: &mut Vec<String>,
 ) -> (Result<Response, ApiError>, bool) {
     let route = route(&request.path);
     // The one public route: the interface description itself.
@@ -85,7 +93,7 @@ fn respond<S: KvStore>(
     let catalogue = Catalogue::new(store);
     match (route, &request.method) {
         (Route::Pet(id), &Method::GET) => (get_pet(&catalogue, id), true),
-        (Route::Pets, &Method::GET) => (list_pets(&catalogue, request), false),
+        (Route::Pets, &Method::GET) => (list_pets(&catalogue, request, notes), false),
         (Route::Pets, &Method::POST) => (create_pet(&catalogue, request), false),
         (Route::Pets, _) => (
             Err(ApiError::MethodNotAllowed { allow: "GET, POST" }),
@@ -107,10 +115,12 @@ fn authenticate(request: &Request, keys: &Result<ApiKeys, String>) -> Result<(),
 fn list_pets<S: KvStore>(
     catalogue: &Catalogue<S>,
     request: &Request,
+    notes: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
     let query = ListQuery::parse(request.query.as_deref())?;
     let from = query.cursor.map_or(1, |c| c.position);
     let page = catalogue.list(query.list(), from, query.limit)?;
+    notes.extend(page.notes);
     let mut response = Response::json(StatusCode::OK, &page.pets);
     if let Some(next) = page.next {
         // Only the parameters the client used, plus the cursor (decisions.md).
@@ -176,12 +186,20 @@ fn deprecated(response: Response) -> Response {
         .with_header("link", SUCCESSOR_LINK)
 }
 
-/// The access-log line: method, path without query, status, duration, and
-/// for a 5xx its cause. The query and headers (cursor, key) are never logged.
-pub fn log_line(method: &Method, path: &str, handled: &Handled, micros: u128) -> String {
+/// The access-log line: method as received, path without query, status,
+/// duration, and for a 5xx its cause; a response that could not be sent is
+/// marked so, with the cause. The query and headers (cursor, key) are never
+/// logged.
+pub fn log_line(
+    method: &str,
+    path: &str,
+    handled: &Handled,
+    micros: u128,
+    sent: &Result<(), String>,
+) -> String {
     let mut line = format!(
         "{} {} {} {}.{:03}ms",
-        method,
+        method.escape_debug(),
         path,
         handled.response.status.as_u16(),
         micros / 1000,
@@ -192,5 +210,15 @@ pub fn log_line(method: &Method, path: &str, handled: &Handled, micros: u128) ->
         line.push_str(detail);
         line.push(')');
     }
+    if let Err(cause) = sent {
+        line.push_str(" NOT SENT (");
+        line.push_str(cause);
+        line.push(')');
+    }
     line
+}
+
+/// A line for what a request did to the index, tied to its path.
+pub fn note_line(path: &str, note: &str) -> String {
+    format!("note {path}: {note}")
 }

@@ -18,13 +18,16 @@ mod bindings {
     wit_bindgen::generate!({ world: "petstore", path: "wit", generate_all });
 }
 
-use bindings::wasi::keyvalue::{atomics, store};
+use bindings::wasi::keyvalue::{atomics, batch, store};
 
 #[spin_sdk::http_component]
 fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
     let started = Instant::now();
-    let method = http::Method::from_bytes(incoming.method().to_string().as_bytes())
-        .unwrap_or(http::Method::OPTIONS);
+    // The log shows the method as received. One that is not an HTTP token
+    // (wasi:http passes any string) is routed as CONNECT, which no route
+    // accepts: authentication first, then 404/405.
+    let method_text = incoming.method().to_string();
+    let method = http::Method::from_bytes(method_text.as_bytes()).unwrap_or(http::Method::CONNECT);
     let target = incoming
         .path_with_query()
         .unwrap_or_else(|| "/".to_string());
@@ -35,17 +38,14 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
         .map(|v| ApiKeys::parse(&v))
         .map_err(|e| e.to_string());
     let handled = routes::handle(&request, &keys, &SpinStore::default());
-    if let Err(e) = send(outparam, &handled.response) {
-        eprintln!("could not send the response: {e}");
+    let sent = send(outparam, &handled.response);
+    let micros = started.elapsed().as_micros();
+    for note in &handled.notes {
+        println!("{}", routes::note_line(&request.path, note));
     }
     println!(
         "{}",
-        routes::log_line(
-            &request.method,
-            &request.path,
-            &handled,
-            started.elapsed().as_micros()
-        )
+        routes::log_line(&method_text, &request.path, &handled, micros, &sent)
     );
 }
 
@@ -113,6 +113,10 @@ impl KvStore for SpinStore {
 
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.bucket()?.set(key, value).map_err(store_error)
+    }
+
+    fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
+        batch::set_many(self.bucket()?, pairs).map_err(store_error)
     }
 
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {

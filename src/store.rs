@@ -28,14 +28,17 @@ pub enum SwapReport {
     Conflict,
 }
 
-/// The operations of `wasi:keyvalue/{store,atomics}@0.2.0-draft2` that the
-/// catalogue uses. No batch operation: `get-many` crashes Spin's Redis backend.
+/// The operations of `wasi:keyvalue/{store,atomics,batch}@0.2.0-draft2` that
+/// the service uses. Of `batch`, only `set-many` (one SQLite transaction, one
+/// Redis `MSET`): `get-many` fails every request on Spin's Redis backend.
 pub trait KvStore {
     /// A compare-and-swap in progress (`atomics::cas`).
     type Cas;
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
+    /// Writes all pairs at once: all or none on Spin's SQLite and Redis backends.
+    fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), StoreError>;
     /// Atomically adds `delta` and returns the new value; an absent key counts as 0.
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError>;
     /// Starts a compare-and-swap on `key`: its handle and the key's current value.

@@ -486,11 +486,18 @@ fn the_log_line_has_method_path_status_duration_and_the_cause_of_a_5xx() {
         Body::Complete(vec![]),
     );
     let handled = api.handle(request.clone());
-    let line = petstore::routes::log_line(&request.method, &request.path, &handled, 1234);
+    let line = petstore::routes::log_line("GET", &request.path, &handled, 1234, &Ok(()));
     assert_eq!(line, "GET /v1/pets 200 1.234ms");
+    // A response that could not be sent says so, with the status attempted.
+    let unsent = Err("stream closed".to_string());
+    let line = petstore::routes::log_line("GET", &request.path, &handled, 1234, &unsent);
+    assert_eq!(line, "GET /v1/pets 200 1.234ms NOT SENT (stream closed)");
+    // The method is logged as received, never replaced.
+    let line = petstore::routes::log_line("BR\nEW", &request.path, &handled, 1, &Ok(()));
+    assert!(line.starts_with("BR\\nEW /v1/pets 200"), "{line}");
     api.store.inject(Fault::Fail(api.store.calls() + 1));
     let handled = api.handle(request.clone());
-    let line = petstore::routes::log_line(&request.method, &request.path, &handled, 5);
+    let line = petstore::routes::log_line("GET", &request.path, &handled, 5, &Ok(()));
     assert_eq!(
         line,
         "GET /v1/pets 503 0.005ms (key-value store: injected failure of get)"

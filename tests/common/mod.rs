@@ -54,6 +54,18 @@ impl Api {
         routes::handle(&request, &self.keys, &self.store)
     }
 
+    /// An authenticated GET, with what the log gets (notes, detail).
+    pub fn handle_get(&self, target: &str) -> routes::Handled {
+        let auth = format!("Bearer {KEY}").into_bytes();
+        let headers = vec![("authorization".to_string(), auth)];
+        self.handle(Request::new(
+            Method::GET,
+            target,
+            headers,
+            Body::Complete(vec![]),
+        ))
+    }
+
     pub fn get(&self, target: &str) -> Response {
         let auth = format!("Bearer {KEY}");
         self.request(Method::GET, target, &[("Authorization", &auth)], b"")

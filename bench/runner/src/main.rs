@@ -143,6 +143,8 @@ fn agent() -> ureq::Agent {
 fn count(kv: &KvStore, addr: SocketAddr, op: &Operation, n: u64) -> Result<Cost> {
     let agent = agent();
     let url = format!("http://{addr}{}", op.path);
+    // Requests still in flight when the last wrk run stopped finish first.
+    std::thread::sleep(Duration::from_millis(500));
     let keys_before = kv.key_count();
     kv.reset_stats();
     let mut body_bytes = 0;

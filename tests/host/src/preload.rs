@@ -6,7 +6,7 @@
 //! encoding — fast enough for 100,000 pets on any backend.
 
 use petstore::catalogue::Catalogue;
-use petstore::model::{NewPet, PetStatus};
+use petstore::model::{ListName, NewPet, PetStatus};
 use petstore::store::{KvStore as CoreKv, StoreError, SwapReport};
 
 use anyhow::{ensure, Result};
@@ -26,6 +26,10 @@ impl CoreKv for CoreView<'_> {
 
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.0.set(key, value).map_err(core_error)
+    }
+
+    fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
+        self.0.set_many(pairs).map_err(core_error)
     }
 
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
@@ -68,6 +72,20 @@ pub fn preload(kv: &KvStore, count: usize, status: impl Fn(usize) -> PetStatus) 
         catalogue
             .create(pet)
             .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
+    }
+    // Readers build the index (creates never touch it): walk every list once,
+    // so the store is in the steady state a running service reaches.
+    let lists = [ListName::All]
+        .into_iter()
+        .chain(PetStatus::ALL.map(ListName::Status));
+    for list in lists {
+        let mut from = Some(1);
+        while let Some(position) = from {
+            let page = catalogue
+                .list(list, position, 100)
+                .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
+            from = page.next.map(|c| c.position);
+        }
     }
     let dump = scratch_engine(&scratch)?.dump();
     kv.engine().load(&dump.values)?;

@@ -41,6 +41,8 @@ pub enum Fault {
 pub enum Op {
     Get(String),
     Set(String),
+    /// `set-many`, with its keys.
+    SetMany(Vec<String>),
     Increment(String),
     CasBegin(String),
     Swap(String),
@@ -103,6 +105,11 @@ impl MemStore {
         self.0.borrow_mut().faults.push(fault);
     }
 
+    /// Disarms the faults not triggered yet.
+    pub fn clear_faults(&self) {
+        self.0.borrow_mut().faults.clear();
+    }
+
     /// The next `k` swaps report a conflict without writing.
     pub fn force_conflicts(&self, k: u64) {
         self.0.borrow_mut().forced_conflicts = k;
@@ -142,6 +149,17 @@ impl MemStore {
         inner.calls = 0;
         inner.bytes = 0;
         inner.log.clear();
+    }
+
+    /// Writes a value bypassing counting, faults and hooks (to set up a
+    /// store as an older release or a failure left it).
+    pub fn put(&self, key: &str, value: &[u8]) {
+        MemStore::write(&mut self.0.borrow_mut(), key, value);
+    }
+
+    /// Removes a key bypassing counting, faults and hooks.
+    pub fn remove(&self, key: &str) {
+        self.0.borrow_mut().data.remove(key);
     }
 
     /// The stored value of `key`, bypassing counting and faults.
@@ -227,6 +245,23 @@ impl KvStore for MemStore {
         MemStore::write(&mut self.0.borrow_mut(), key, value);
         match fault {
             Some(Fault::LoseReply(_)) => Err(lost("set")),
+            _ => Ok(()),
+        }
+    }
+
+    /// All or nothing, like Spin's SQLite transaction and Redis `MSET`.
+    fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
+        let keys = pairs.iter().map(|(k, _)| k.clone()).collect();
+        let fault = self.enter(Op::SetMany(keys), 1);
+        if matches!(fault, Some(Fault::Fail(_))) {
+            return Err(failed("set-many"));
+        }
+        let mut inner = self.0.borrow_mut();
+        for (key, value) in pairs {
+            MemStore::write(&mut inner, key, value);
+        }
+        match fault {
+            Some(Fault::LoseReply(_)) => Err(lost("set-many")),
             _ => Ok(()),
         }
     }

@@ -141,6 +141,8 @@ pub struct Stats {
     pub increments: u64,
     /// `cas.new`, `cas.current` and `swap`.
     pub cas: u64,
+    /// `batch::get-many` (which fails every request on Spin's Redis).
+    pub get_many: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -371,6 +373,7 @@ impl KvStore {
 
     /// `batch::get-many`: on Redis it fails the request, as Spin's does.
     pub fn get_many(&self, keys: &[String]) -> KvResult<Vec<KeyValue>> {
+        self.lock().stats.get_many += 1;
         self.call(Kind::Read, 0, || {
             let values = self.engine.get_many(keys)?;
             let read = values.iter().map(|(_, v)| v.as_ref().map_or(0, Vec::len));

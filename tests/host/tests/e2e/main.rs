@@ -5,5 +5,6 @@
 mod concurrency;
 mod contract;
 mod cost;
+mod index;
 mod quirks;
 mod support;
