@@ -9,7 +9,7 @@
 //! | `ctr:{status}`      | last position handed out in that status's list | `increment` |
 //! | `pet:{id}`          | the pet (JSON)                                 | its creator: one `set-many` with its slot |
 //! | `slot:{status}:{n}` | id of the pet at position `n` of that list     | the same `set-many` |
-//! | `ix:{list}:{k}`     | index piece `k`: a cache of positions `32k+1..=32k+32` | readers, plain `set` |
+//! | `ix:{list}:{k}`     | index piece `k`: a cache of positions `32k+1..=32k+32` (format of 1.0.0) | readers, plain `set` |
 //!
 //! A create is two `increment`s and one `set-many` (one transaction, one
 //! `MSET`): it never touches the index. The pieces are a cache over data that
@@ -18,8 +18,6 @@
 //! unreadable piece costs reads once and never changes an answer.
 
 use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
 
 use crate::errors::ApiError;
 use crate::model::{Cursor, ListName, NewPet, Pet, PetStatus};
@@ -32,8 +30,6 @@ pub const PIECE_LEN: i64 = 32;
 /// Look-ups of the truth (a position its piece does not hold) one page may
 /// spend; past it the page ends early with a `next` link.
 pub const FALLBACK_BUDGET: usize = 64;
-/// The version marker of the index pieces this code writes.
-pub const PIECE_VERSION: u32 = 2;
 
 pub const ID_COUNTER: &str = "ctr:id";
 
@@ -81,23 +77,12 @@ pub struct Page {
     pub notes: Vec<String>,
 }
 
-/// Stored form of one entry: `[position, id, categoryId, status, name]`.
+/// Stored form of one entry: `[position, id, categoryId, status, name]`. A
+/// piece is a JSON array of entries, exactly as 1.0.0 wrote it, so instances
+/// of both releases can share one store during a rolling upgrade. The key
+/// prefix is the version marker: a future incompatible format gets a new
+/// prefix (`ix2:`), never a new meaning under `ix:`.
 type StoredEntry = (i64, i64, i64, PetStatus, String);
-
-/// A piece as written since layout v2: `{"v":2,"e":[entries]}`. Layout 1.0.0
-/// wrote the bare array of the same entries, which is still read.
-#[derive(Serialize, Deserialize)]
-struct StoredPiece {
-    v: u32,
-    e: Vec<StoredEntry>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum AnyPiece {
-    V2(StoredPiece),
-    V1(Vec<StoredEntry>),
-}
 
 /// An index piece: the pets it holds, by position.
 #[derive(Debug, Default, Clone)]
@@ -112,11 +97,7 @@ enum Stored {
 
 impl Piece {
     fn decode(bytes: &[u8]) -> Result<Piece, String> {
-        let entries = match serde_json::from_slice(bytes).map_err(|e| e.to_string())? {
-            AnyPiece::V2(p) if p.v == PIECE_VERSION => p.e,
-            AnyPiece::V2(p) => return Err(format!("unknown piece version {}", p.v)),
-            AnyPiece::V1(entries) => entries,
-        };
+        let entries: Vec<StoredEntry> = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
         let pets = entries
             .into_iter()
             .map(|(n, id, category_id, status, name)| {
@@ -132,17 +113,13 @@ impl Piece {
     }
 
     fn encode(&self) -> Vec<u8> {
-        let e = self
+        let entries: Vec<(i64, i64, i64, PetStatus, &str)> = self
             .0
             .iter()
-            .map(|(n, p)| (*n, p.id, p.category_id, p.status, p.name.clone()))
+            .map(|(n, p)| (*n, p.id, p.category_id, p.status, p.name.as_str()))
             .collect();
         // Numbers, enums and strings always serialize.
-        serde_json::to_vec(&StoredPiece {
-            v: PIECE_VERSION,
-            e,
-        })
-        .unwrap_or_default()
+        serde_json::to_vec(&entries).unwrap_or_default()
     }
 }
 
@@ -175,9 +152,12 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
         };
         let record = serde_json::to_vec(&pet)
             .map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))?;
+        // Slot first: on a backend whose set-many is a loop of sets in order
+        // (not Spin's SQLite or Redis, where it is all or nothing), the pet
+        // stays the commit point, as when these were two sets.
         let writes = [
-            (pet_key(id), record.clone()),
             (slot_key(new.status, position), id.to_string().into_bytes()),
+            (pet_key(id), record.clone()),
         ];
         match self.store.set_many(&writes) {
             Ok(()) => Ok(pet),
@@ -406,13 +386,12 @@ mod tests {
     }
 
     #[test]
-    fn pieces_read_both_layouts_and_write_v2() {
-        let v1 = br#"[[1,1,3,"sold","a"]]"#;
-        let piece = Piece::decode(v1).unwrap();
-        assert_eq!(piece.0[&1].name, "a");
-        let v2 = piece.encode();
-        assert_eq!(v2, br#"{"v":2,"e":[[1,1,3,"sold","a"]]}"#);
-        assert_eq!(Piece::decode(&v2).unwrap().0.len(), 1);
+    fn pieces_are_written_exactly_as_1_0_0_wrote_them() {
+        let stored = br#"[[1,1,3,"sold","a"],[2,5,3,"sold","b"]]"#;
+        let piece = Piece::decode(stored).unwrap();
+        assert_eq!(piece.0[&2].id, 5);
+        assert_eq!(piece.encode(), stored);
         assert!(Piece::decode(br#"{"v":3,"e":[]}"#).is_err());
+        assert!(Piece::decode(br#"[[1]]"#).is_err());
     }
 }

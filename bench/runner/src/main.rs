@@ -36,6 +36,8 @@ struct Options {
     /// Requests per operation for the exact key-value counts.
     counted: u64,
     threads: usize,
+    /// Only operations whose name contains one of these (default: all).
+    only: Vec<String>,
 }
 
 fn list<T: std::str::FromStr>(value: &str) -> Result<Vec<T>>
@@ -61,6 +63,7 @@ fn options() -> Result<Options> {
         connections: vec![1, 4],
         counted: 200,
         threads: 2,
+        only: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -74,9 +77,10 @@ fn options() -> Result<Options> {
             "--connections" => o.connections = list(&value)?,
             "--counted" => o.counted = value.parse()?,
             "--threads" => o.threads = value.parse()?,
+            "--only" => o.only = list(&value)?,
             other => bail!(
                 "unknown argument {other} (--backends B,B --pets N,N --seconds S \
-                 --connections C,C --counted N --threads T)"
+                 --connections C,C --counted N --threads T --only NAME,NAME)"
             ),
         }
     }
@@ -332,7 +336,10 @@ fn main() -> Result<()> {
             let largest = kv.largest_value();
             let ours = serve(petstore.clone(), kv.clone(), o.threads)?;
             let theirs = serve(floor.clone(), kv.clone(), o.threads)?;
-            for op in operations(pets) {
+            let chosen = operations(pets)
+                .into_iter()
+                .filter(|op| o.only.is_empty() || o.only.iter().any(|n| op.name.contains(n)));
+            for op in chosen {
                 let cost = count(&kv, ours, &op, o.counted)?;
                 let s = cost.stats;
                 print!(
