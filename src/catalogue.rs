@@ -280,6 +280,22 @@ impl<S: KvStore> Walk<'_, S> {
         };
         let mut added = Piece::default();
         let end = (piece + 1) * PIECE_LEN;
+        // The common case: the piece holds every position the page wants
+        // from it. Its pets move into the page; nothing to repair.
+        let wanted = (self.limit - self.pets.len()) as i64;
+        let last_wanted = end.min(self.position + wanted - 1);
+        if wanted > 0
+            && held.0.range(self.position..=last_wanted).count() as i64
+                == last_wanted - self.position + 1
+        {
+            let mut held = held;
+            let mut taken = held.0.split_off(&self.position);
+            let beyond = taken.split_off(&(last_wanted + 1));
+            self.pets.extend(taken.into_values());
+            self.position = last_wanted + 1;
+            self.more_held = !beyond.is_empty();
+            return Ok((Piece::default(), added));
+        }
         while self.position <= end && !self.stopped() {
             let position = self.position;
             if let Some(pet) = held.0.get(&position) {

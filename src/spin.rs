@@ -32,7 +32,12 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
         .path_with_query()
         .unwrap_or_else(|| "/".to_string());
     let headers = incoming.headers().entries();
-    let body = read_body(incoming);
+    // Only createPet reads a body: other requests skip the stream's host calls.
+    let body = if method == http::Method::POST {
+        read_body(incoming)
+    } else {
+        Body::Complete(Vec::new())
+    };
     let request = Request::new(method, &target, headers, body);
     let keys = spin_sdk::variables::get("api_key")
         .map(|v| ApiKeys::parse(&v))
