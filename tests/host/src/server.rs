@@ -14,7 +14,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
 use tokio::net::TcpListener;
 use wasmtime::component::{Component, HasSelf, Linker, Resource, ResourceTable};
-use wasmtime::{Config, Engine, Store};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::io::TokioIo;
@@ -53,6 +53,32 @@ pub struct Loaded {
     pub component_size: usize,
 }
 
+/// Instances come from a pool whose linear memories stay resident between
+/// requests (the first 2 MiB), as `spin up` configures wasmtime (spin-core's
+/// default pooling allocator, `linear_memory_keep_resident` 2 MiB): without
+/// it every request would pay page faults for the memory it touches, which
+/// Spin does not.
+fn spin_like_config() -> Config {
+    const MIB: usize = 1 << 20;
+    const INSTANCES: u32 = 256;
+    let mut pooling = PoolingAllocationConfig::default();
+    pooling
+        .total_component_instances(INSTANCES)
+        .total_memories(INSTANCES)
+        .total_tables(2 * INSTANCES)
+        .total_stacks(INSTANCES)
+        .total_core_instances(4 * INSTANCES)
+        .max_component_instance_size(10 * MIB)
+        .max_core_instance_size(10 * MIB)
+        .max_memories_per_component(32)
+        .max_tables_per_component(64)
+        .linear_memory_keep_resident(2 * MIB)
+        .table_keep_resident(MIB / 2);
+    let mut config = Config::new();
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
+    config
+}
+
 /// Reads the `.wasm` and, if it is a core module (as `cargo build --target
 /// wasm32-wasip1` makes), turns it into a component as Spin's loader does:
 /// `wit-component` with the `wasi_snapshot_preview1` reactor adapter.
@@ -84,7 +110,7 @@ impl Loaded {
 
     pub fn from_bytes(app: App, wasm: &[u8]) -> Result<Loaded> {
         let component_bytes = componentize(wasm)?;
-        let engine = Engine::new(&Config::new())?;
+        let engine = Engine::new(&spin_like_config())?;
         let component = Component::new(&engine, &component_bytes)?;
         let mut linker: Linker<RequestState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
