@@ -9,7 +9,7 @@
 //! | `ctr:{status}`      | last position handed out in that status's list | `increment` |
 //! | `pet:{id}`          | the pet (JSON)                                 | its creator: one `set-many` with its slot |
 //! | `slot:{status}:{n}` | id of the pet at position `n` of that list     | the same `set-many` |
-//! | `ix:{list}:{k}`     | index piece `k`: a cache of positions `32k+1..=32k+32` (format of 1.0.0) | readers, plain `set` |
+//! | `ix2:{list}:{k}`    | index piece `k`: a cache of positions `32k+1..=32k+32` | readers, plain `set` |
 //!
 //! A create is two `increment`s and one `set-many` (one transaction, one
 //! `MSET`): it never touches the index. The pieces are a cache over data that
@@ -32,6 +32,10 @@ pub const PIECE_LEN: i64 = 32;
 pub const FALLBACK_BUDGET: usize = 64;
 
 pub const ID_COUNTER: &str = "ctr:id";
+/// The index pieces' key prefix, which is also their format's version: 1.0.0
+/// wrote `ix:` pieces of another format, which this release never reads, so
+/// instances of both can share a store during a rolling upgrade.
+pub const PIECE_PREFIX: &str = "ix2";
 
 pub fn counter_key(list: ListName) -> String {
     match list {
@@ -49,7 +53,7 @@ pub fn pet_key(id: i64) -> String {
 }
 
 pub fn piece_key(list: ListName, piece: i64) -> String {
-    format!("ix:{}:{piece}", list.as_str())
+    format!("{PIECE_PREFIX}:{}:{piece}", list.as_str())
 }
 
 fn piece_of(position: i64) -> i64 {
@@ -72,21 +76,55 @@ pub fn decode_counter(bytes: &[u8]) -> Option<i64> {
 /// the page did to the index (for the log).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
-    pub pets: Vec<Pet>,
+    pub pets: Vec<Listed>,
     pub next: Option<Cursor>,
     pub notes: Vec<String>,
 }
 
-/// Stored form of one entry: `[position, id, categoryId, status, name]`. A
-/// piece is a JSON array of entries, exactly as 1.0.0 wrote it, so instances
-/// of both releases can share one store during a rolling upgrade. The key
-/// prefix is the version marker: a future incompatible format gets a new
-/// prefix (`ix2:`), never a new meaning under `ix:`.
-type StoredEntry = (i64, i64, i64, PetStatus, String);
+/// A pet as a list holds it: its id, and its JSON exactly as the response
+/// carries it, so a page is served without decoding and re-encoding pets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub id: i64,
+    json: String,
+}
 
-/// An index piece: the pets it holds, by position.
+impl Listed {
+    fn of(pet: &Pet) -> Result<Listed, ApiError> {
+        let json = serde_json::to_string(pet)
+            .map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))?;
+        Ok(Listed { id: pet.id, json })
+    }
+
+    /// The pet's JSON text, as in responses.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+}
+
+/// The JSON array of a page's pets: the response body.
+pub fn json_array(pets: &[Listed]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(2 + pets.iter().map(|p| p.json.len() + 1).sum::<usize>());
+    body.push(b'[');
+    for (i, pet) in pets.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(pet.json.as_bytes());
+    }
+    body.push(b']');
+    body
+}
+
+/// First line of a stored piece: its format.
+const PIECE_HEADER: &str = "petstore-index-piece 2";
+
+/// An index piece: the pets it holds, by position. Stored as text: the
+/// header line, then one line per pet, `<position> <id> <pet JSON>` (JSON
+/// text never holds a raw newline), so reading a piece splits lines instead
+/// of parsing JSON, and serving it copies the pets' JSON as it is.
 #[derive(Debug, Default, Clone)]
-struct Piece(BTreeMap<i64, Pet>);
+struct Piece(BTreeMap<i64, Listed>);
 
 /// What reading a piece found.
 enum Stored {
@@ -96,30 +134,43 @@ enum Stored {
 }
 
 impl Piece {
+    /// Checks each line's shape (a pet object that states the line's id): a
+    /// piece is our own derived data, and parsing every pet would cost what
+    /// serving them as stored saves.
     fn decode(bytes: &[u8]) -> Result<Piece, String> {
-        let entries: Vec<StoredEntry> = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        let pets = entries
-            .into_iter()
-            .map(|(n, id, category_id, status, name)| {
-                let pet = Pet {
-                    id,
-                    name,
-                    category_id,
-                    status,
-                };
-                (n, pet)
-            });
-        Ok(Piece(pets.collect()))
+        let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
+        let mut lines = text.split('\n');
+        if lines.next() != Some(PIECE_HEADER) {
+            return Err("not an index piece of this format".into());
+        }
+        lines.map(Piece::entry).collect::<Result<_, _>>().map(Piece)
+    }
+
+    fn entry(line: &str) -> Result<(i64, Listed), String> {
+        let bad = || format!("bad line '{line}'");
+        let mut fields = line.splitn(3, ' ');
+        let mut number = || fields.next().and_then(|f| f.parse::<i64>().ok());
+        let (Some(position), Some(id)) = (number(), number()) else {
+            return Err(bad());
+        };
+        let json = fields.next().ok_or_else(bad)?;
+        let stated = json
+            .strip_prefix(r#"{"id":"#)
+            .and_then(|rest| rest.split_once(','))
+            .and_then(|(digits, _)| digits.parse::<i64>().ok());
+        if stated != Some(id) || !json.ends_with('}') {
+            return Err(bad());
+        }
+        let json = json.to_string();
+        Ok((position, Listed { id, json }))
     }
 
     fn encode(&self) -> Vec<u8> {
-        let entries: Vec<(i64, i64, i64, PetStatus, &str)> = self
-            .0
-            .iter()
-            .map(|(n, p)| (*n, p.id, p.category_id, p.status, p.name.as_str()))
-            .collect();
-        // Numbers, enums and strings always serialize.
-        serde_json::to_vec(&entries).unwrap_or_default()
+        let mut text = String::from(PIECE_HEADER);
+        for (position, pet) in &self.0 {
+            text.push_str(&format!("\n{position} {} {}", pet.id, pet.json));
+        }
+        text.into_bytes()
     }
 }
 
@@ -229,7 +280,7 @@ struct Walk<'s, S: KvStore> {
     /// The next position to visit.
     position: i64,
     limit: usize,
-    pets: Vec<Pet>,
+    pets: Vec<Listed>,
     /// Look-ups of the truth left for this page.
     budget: usize,
     /// The list's last position handed out, read once if a gap needs it.
@@ -365,12 +416,17 @@ impl<S: KvStore> Walk<'_, S> {
     /// The committed pet at a position, from the truth: `pet:{position}` for
     /// `all`; `slot` then `pet` for a status. `None`: a hole (a create that
     /// failed, or one not committed yet).
-    fn committed_at(&self, position: i64) -> Result<Option<Pet>, ApiError> {
-        let catalogue = Catalogue::new(self.store);
-        let status = match self.list {
-            ListName::All => return catalogue.get(position),
-            ListName::Status(s) => s,
+    fn committed_at(&self, position: i64) -> Result<Option<Listed>, ApiError> {
+        let pet = match self.list {
+            ListName::All => Catalogue::new(self.store).get(position)?,
+            ListName::Status(status) => self.slotted(status, position)?,
         };
+        pet.as_ref().map(Listed::of).transpose()
+    }
+
+    /// The pet that `slot:{status}:{position}` names, if it is committed.
+    fn slotted(&self, status: PetStatus, position: i64) -> Result<Option<Pet>, ApiError> {
+        let catalogue = Catalogue::new(self.store);
         let key = slot_key(status, position);
         let Some(bytes) = self.store.get(&key)? else {
             return Ok(None);
@@ -402,12 +458,30 @@ mod tests {
     }
 
     #[test]
-    fn pieces_are_written_exactly_as_1_0_0_wrote_them() {
-        let stored = br#"[[1,1,3,"sold","a"],[2,5,3,"sold","b"]]"#;
-        let piece = Piece::decode(stored).unwrap();
+    fn pieces_hold_each_pet_as_its_response_json_and_check_its_shape() {
+        let stored = "petstore-index-piece 2\n\
+            1 1 {\"id\":1,\"name\":\"a b\",\"categoryId\":3,\"status\":\"sold\"}\n\
+            2 5 {\"id\":5,\"name\":\"b\\n\",\"categoryId\":3,\"status\":\"sold\"}";
+        let piece = Piece::decode(stored.as_bytes()).unwrap();
         assert_eq!(piece.0[&2].id, 5);
-        assert_eq!(piece.encode(), stored);
-        assert!(Piece::decode(br#"{"v":3,"e":[]}"#).is_err());
-        assert!(Piece::decode(br#"[[1]]"#).is_err());
+        assert_eq!(
+            piece.0[&2].json(),
+            r#"{"id":5,"name":"b\n","categoryId":3,"status":"sold"}"#
+        );
+        assert_eq!(piece.encode(), stored.as_bytes());
+        assert_eq!(
+            json_array(&[piece.0[&1].clone(), piece.0[&2].clone()]),
+            format!("[{},{}]", piece.0[&1].json(), piece.0[&2].json()).into_bytes()
+        );
+        for bad in [
+            "[[1,1,3,\"sold\",\"a\"]]",
+            "petstore-index-piece 2\n1 2 {\"id\":1,\"name\":\"a\"}",
+            "petstore-index-piece 2\n1 1 {\"name\":\"a\"}",
+            "petstore-index-piece 2\n1 1",
+            "petstore-index-piece 2\nx 1 {\"id\":1,}",
+            "petstore-index-piece 3",
+        ] {
+            assert!(Piece::decode(bad.as_bytes()).is_err(), "{bad}");
+        }
     }
 }

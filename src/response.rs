@@ -33,6 +33,15 @@ impl Response {
         }
     }
 
+    /// A JSON response whose body is already JSON text.
+    pub fn json_text(status: StatusCode, body: Vec<u8>) -> Response {
+        Response {
+            status,
+            headers: vec![("content-type", "application/json".to_string())],
+            body,
+        }
+    }
+
     pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
         self.headers.push((name, value.into()));
         self

@@ -4,7 +4,7 @@
 use http::{Method, StatusCode};
 
 use crate::auth::ApiKeys;
-use crate::catalogue::Catalogue;
+use crate::catalogue::{json_array, Catalogue};
 use crate::errors::ApiError;
 use crate::model::{parse_digits, ListQuery, NewPet};
 use crate::request::{Body, Request};
@@ -121,7 +121,7 @@ fn list_pets<S: KvStore>(
     let from = query.cursor.map_or(1, |c| c.position);
     let page = catalogue.list(query.list(), from, query.limit)?;
     notes.extend(page.notes);
-    let mut response = Response::json(StatusCode::OK, &page.pets);
+    let mut response = Response::json_text(StatusCode::OK, json_array(&page.pets));
     if let Some(next) = page.next {
         // Only the parameters the client used, plus the cursor (decisions.md).
         let mut params = Vec::new();

@@ -255,7 +255,10 @@ fn a_deleted_piece_is_rebuilt_by_the_first_page_over_it_then_costs_nothing() {
         let (normal, _) = calls_and_writes(&api, &target);
         // The piece get, then the counter (the page ends at the piece's end).
         assert_eq!(normal, 2, "{target}");
-        let key = format!("ix:{}:0", if list.is_empty() { "all" } else { "available" });
+        let key = format!(
+            "ix2:{}:0",
+            if list.is_empty() { "all" } else { "available" }
+        );
         api.store.remove(&key);
         let (handled, first, writes) = costed(&api, &target);
         assert_eq!(handled.notes.len(), 1, "{:?}", handled.notes);
@@ -273,13 +276,13 @@ fn a_corrupt_piece_is_rebuilt_from_the_truth_not_a_500() {
     let api = two_full_pieces();
     let (normal, _) = calls_and_writes(&api, "/v1/pets?limit=32");
     for garbage in [&b"garbage"[..], br#"{"v":9,"e":[]}"#, b"[[1]]"] {
-        api.store.put("ix:all:0", garbage);
+        api.store.put("ix2:all:0", garbage);
         let (handled, _, _) = costed(&api, "/v1/pets?limit=32");
         assert!(
             handled
                 .notes
                 .iter()
-                .any(|n| n.contains("ix:all:0") && n.contains("unreadable")),
+                .any(|n| n.contains("ix2:all:0") && n.contains("unreadable")),
             "{:?}",
             handled.notes
         );
@@ -292,7 +295,7 @@ fn a_corrupt_piece_is_rebuilt_from_the_truth_not_a_500() {
 fn a_repair_whose_write_fails_leaves_the_work_to_the_next_reader_only() {
     let api = two_full_pieces();
     let (normal, _) = calls_and_writes(&api, "/v1/pets?limit=32");
-    api.store.remove("ix:all:0");
+    api.store.remove("ix2:all:0");
     // The repair set is call 35: piece, counter, 32 pets, set.
     api.store.reset_counts();
     api.store.inject(Fault::Fail(35));
@@ -303,7 +306,7 @@ fn a_repair_whose_write_fails_leaves_the_work_to_the_next_reader_only() {
         "{:?}",
         handled.notes
     );
-    assert_eq!(api.store.peek("ix:all:0"), None);
+    assert_eq!(api.store.peek("ix2:all:0"), None);
     // The next reader pays the same once more, and succeeds.
     let (again, writes) = calls_and_writes(&api, "/v1/pets?limit=32");
     assert_eq!((again, writes), (35, 1));
@@ -320,7 +323,7 @@ fn a_reader_racing_a_create_loses_nothing() {
     api.create("b", "sold");
     let creator = store.clone();
     store.before(
-        |op| *op == Op::Set("ix:all:0".into()),
+        |op| *op == Op::Set("ix2:all:0".into()),
         move |_| {
             Catalogue::new(&creator)
                 .create(new_pet("c", PetStatus::Sold))
@@ -333,9 +336,11 @@ fn a_reader_racing_a_create_loses_nothing() {
 
 #[test]
 fn a_store_written_by_1_0_0_keeps_working() {
-    // Layout 1.0.0: the same counters, pets and slots; index pieces as bare
-    // JSON arrays, created ahead of need (`[]`) and filled by CAS — here one
-    // insert was lost, as a failed CAS could leave it.
+    // Layout 1.0.0: the same counters, pets and slots; index pieces under
+    // `ix:` as bare JSON arrays, created ahead of need (`[]`) and filled by
+    // CAS — here one insert was lost, as a failed CAS could leave it. This
+    // release reads none of them (its pieces are `ix2:`) and builds its own
+    // from the truth.
     let store = MemStore::default();
     let pet = |id: i64, status: &str, name: &str| {
         format!(r#"{{"id":{id},"name":"{name}","categoryId":3,"status":"{status}"}}"#)
@@ -370,12 +375,15 @@ fn a_store_written_by_1_0_0_keeps_working() {
     let new = api.create("d", "available");
     assert_eq!(new, 4);
     assert_consistent(&api, &BTreeSet::from([1, 2, 3, 4]), "with a new pet");
-    // The lost insert was repaired, in the format 1.0.0 reads: instances of
-    // both releases can share the store during a rolling upgrade.
+    // Its own pieces hold every pet; the 1.0.0 pieces are left as they were,
+    // so instances of both releases can share the store in a rolling upgrade.
     assert_eq!(
-        store.peek("ix:available:0").unwrap(),
-        br#"[[1,2,3,"available","b"],[2,4,1,"available","d"]]"#
+        String::from_utf8(store.peek("ix2:available:0").unwrap()).unwrap(),
+        "petstore-index-piece 2\n\
+         1 2 {\"id\":2,\"name\":\"b\",\"categoryId\":3,\"status\":\"available\"}\n\
+         2 4 {\"id\":4,\"name\":\"d\",\"categoryId\":1,\"status\":\"available\"}"
     );
+    assert_eq!(store.peek("ix:available:0").unwrap(), b"[]");
 }
 
 #[test]

@@ -134,7 +134,7 @@ fn a_deleted_corrupt_or_unwritten_piece_heals_after_one_page() {
                 "all" => "/v1/pets?limit=32".to_string(),
                 s => format!("/v1/pets?limit=32&status={s}"),
             };
-            let key = format!("ix:{list}:0");
+            let key = format!("ix2:{list}:0");
             let normal = calls_of(&server, &path);
             assert_eq!(normal, 2, "{backend:?}: the piece and the counter");
             // Piece get, counter get, the truth for 32 positions, one repair set.
@@ -166,7 +166,10 @@ fn a_deleted_corrupt_or_unwritten_piece_heals_after_one_page() {
             assert_eq!(calls_of(&server, &path), normal, "{backend:?}: healed");
         }
         let log = server.log.lock().unwrap().join("\n");
-        assert!(log.contains("note /v1/pets: index piece ix:all:0"), "{log}");
+        assert!(
+            log.contains("note /v1/pets: index piece ix2:all:0"),
+            "{log}"
+        );
         assert!(log.contains("unreadable"), "{log}");
         assert!(log.contains("not written"), "{log}");
         server.assert_consistent(&(1..=64).collect(), 1);
