@@ -24,8 +24,8 @@ use crate::model::{Cursor, ListName, NewPet, Pet, PetStatus};
 use crate::store::{KvStore, StoreError};
 
 /// Positions per index piece. 32 pets of the largest possible JSON size
-/// (200 characters that each escape to 6 bytes) stay under 41 KB, within the
-/// 64 KiB bound on any stored value.
+/// (200 characters that each escape to 6 bytes, the longest numbers) stay
+/// under 43 KB, within the 64 KiB bound on any stored value.
 pub const PIECE_LEN: i64 = 32;
 /// Look-ups of the truth (a position its piece does not hold) one page may
 /// spend; past it the page ends early with a `next` link.
