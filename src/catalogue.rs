@@ -263,8 +263,9 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
         };
         for piece in walk.plan() {
             let stored = walk.read(piece)?;
+            let missing = matches!(stored, Stored::Missing);
             let (held, added) = walk.take(piece, stored)?;
-            walk.repair(piece, held, added);
+            walk.repair(piece, held, added, missing);
             if walk.stopped() {
                 break;
             }
@@ -369,18 +370,26 @@ impl<S: KvStore> Walk<'_, S> {
 
     /// Step 4: what the truth added goes back into the piece (best effort: a
     /// failed write only leaves the work to the next reader).
-    fn repair(&mut self, piece: i64, mut held: Piece, added: Piece) {
+    ///
+    /// A piece that only lagged (pets created since it was written) is
+    /// updated silently: that is how the index grows. A missing one is logged
+    /// (an unreadable one was, when read), and so is a write that failed.
+    fn repair(&mut self, piece: i64, mut held: Piece, added: Piece, missing: bool) {
         if added.0.is_empty() {
             return;
         }
         let key = piece_key(self.list, piece);
         let count = added.0.len();
         held.0.extend(added.0);
-        let note = match self.store.set(&key, &held.encode()) {
-            Ok(()) => format!("index piece {key}: {count} entries added from the truth"),
-            Err(e) => format!("index piece {key}: repair not written ({e})"),
-        };
-        self.notes.push(note);
+        match self.store.set(&key, &held.encode()) {
+            Ok(()) if missing => self.notes.push(format!(
+                "index piece {key} missing: rebuilt with {count} entries"
+            )),
+            Ok(()) => {}
+            Err(e) => self
+                .notes
+                .push(format!("index piece {key}: repair not written ({e})")),
+        }
     }
 
     /// Step 5: more follow if the piece holds them, or if the list's counter

@@ -528,3 +528,28 @@ fn no_stored_value_can_exceed_64_kib() {
     assert!(largest < 64 * 1024, "largest value {largest} bytes");
     assert!(largest > 32 * 1200, "pieces are full: {largest}");
 }
+
+#[test]
+fn a_lagging_piece_grows_silently_and_a_missing_one_is_logged() {
+    let api = Api::new();
+    for _ in 0..20 {
+        api.create("p", "sold");
+    }
+    let (first, _, writes) = costed(&api, "/v1/pets");
+    assert_eq!(writes, 1, "the first reader builds piece 0");
+    assert_eq!(first.notes.len(), 1, "{:?}", first.notes);
+    assert!(
+        first.notes[0].contains("ix2:all:0 missing"),
+        "{:?}",
+        first.notes
+    );
+    api.create("late", "sold");
+    let (later, _, writes) = costed(&api, "/v1/pets?limit=100");
+    assert_eq!(writes, 1, "the next reader adds the new pet");
+    assert!(
+        later.notes.is_empty(),
+        "normal growth is not logged: {:?}",
+        later.notes
+    );
+    assert_eq!(json(&later.response).as_array().unwrap().len(), 21);
+}
