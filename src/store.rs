@@ -42,6 +42,9 @@ pub trait KvStore {
     /// Atomically adds `delta` and returns the new value; an absent key counts as 0.
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError>;
     /// Starts a compare-and-swap on `key`: its handle and the key's current value.
+    /// The catalogue (layout v2) makes none; a new use must decide its outcome
+    /// by reading back (Spin's Redis reports `cas-failed` after writing) and
+    /// never create a key this way (Spin's SQLite upserts an absent key).
     fn cas_begin(&self, key: &str) -> Result<(Self::Cas, Option<Vec<u8>>), StoreError>;
     /// Writes `value` if the key has not changed since `cas_begin`.
     fn cas_swap(&self, cas: Self::Cas, value: &[u8]) -> Result<SwapReport, StoreError>;

@@ -59,8 +59,6 @@ struct Inner {
     bytes: u64,
     log: Vec<Op>,
     faults: Vec<Fault>,
-    /// The next this-many swaps report a conflict and write nothing.
-    forced_conflicts: u64,
     /// Swaps attempted on a key that was absent at `cas_begin`.
     absent_key_swaps: u64,
     /// Run before the matching operation executes (to interleave a competitor).
@@ -95,7 +93,6 @@ impl MemStore {
             bytes: 0,
             log: Vec::new(),
             faults: Vec::new(),
-            forced_conflicts: 0,
             absent_key_swaps: 0,
             hooks: VecDeque::new(),
         })))
@@ -108,11 +105,6 @@ impl MemStore {
     /// Disarms the faults not triggered yet.
     pub fn clear_faults(&self) {
         self.0.borrow_mut().faults.clear();
-    }
-
-    /// The next `k` swaps report a conflict without writing.
-    pub fn force_conflicts(&self, k: u64) {
-        self.0.borrow_mut().forced_conflicts = k;
     }
 
     /// Runs `hook` once, just before the first operation that `when` matches.
@@ -318,10 +310,6 @@ impl KvStore for MemStore {
         if cas.version.is_none() {
             inner.absent_key_swaps += 1;
         }
-        if inner.forced_conflicts > 0 {
-            inner.forced_conflicts -= 1;
-            return Ok(SwapReport::Conflict);
-        }
         let stored = inner.data.get(&cas.key);
         let allowed = match (inner.backend, &cas.seen) {
             (Backend::Sqlite, None) => true,
@@ -399,15 +387,5 @@ mod tests {
         );
         assert_eq!(s.peek("n").unwrap(), 6i64.to_le_bytes());
         assert_eq!(s.calls(), 3);
-    }
-
-    #[test]
-    fn forced_conflicts_write_nothing() {
-        let s = MemStore::default();
-        s.set("k", b"v").unwrap();
-        s.force_conflicts(1);
-        let (a, _) = s.cas_begin("k").unwrap();
-        assert_eq!(s.cas_swap(a, b"w").unwrap(), SwapReport::Conflict);
-        assert_eq!(s.peek("k").unwrap(), b"v");
     }
 }
