@@ -277,3 +277,13 @@ fn the_served_openapi_document_is_the_file_byte_for_byte() {
             .unwrap();
     assert_eq!(r.body, file);
 }
+
+/// The component declares a 256 KiB stack (build.rs): the deepest body a
+/// client can send (16 KiB of nesting) is still a 400, never a trap.
+#[test]
+fn the_deepest_body_within_the_limit_is_a_400_on_the_small_stack() {
+    let s = serve(Backend::Memory);
+    let deep = format!("{{\"name\":{}", "[".repeat(16 * 1024 - 8));
+    s.post(&deep).assert_error(400, "invalid_body");
+    assert_eq!(s.get("/v1/pets").status, 200);
+}
