@@ -8,6 +8,7 @@ use crate::errors::ApiError;
 use crate::request::Request;
 
 /// The keys that grant access. Never printed: `Debug` shows only the count.
+#[derive(Clone)]
 pub struct ApiKeys(Vec<Vec<u8>>);
 
 impl std::fmt::Debug for ApiKeys {

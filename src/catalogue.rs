@@ -64,11 +64,86 @@ fn piece_of(position: i64) -> i64 {
 /// stores 8 bytes little-endian, Redis decimal text. A little-endian counter
 /// below 2^56 has a zero last byte, so it is never all ASCII digits.
 pub fn decode_counter(bytes: &[u8]) -> Option<i64> {
-    let text = !bytes.is_empty() && bytes.iter().all(|b| b.is_ascii_digit() || *b == b'-');
-    if text {
+    if is_text_counter(bytes) {
         std::str::from_utf8(bytes).ok()?.parse().ok()
     } else {
         Some(i64::from_le_bytes(bytes.try_into().ok()?))
+    }
+}
+
+/// Redis's decimal text, as opposed to SQLite's 8 bytes little-endian.
+fn is_text_counter(bytes: &[u8]) -> bool {
+    !bytes.is_empty() && bytes.iter().all(|b| b.is_ascii_digit() || *b == b'-')
+}
+
+/// `value` in the encoding of `like`, a counter's stored bytes: what a
+/// compare-and-swap writes to a key that `increment` also updates (Spin's
+/// SQLite host panics on a counter that is not 8 bytes).
+pub fn encode_counter_like(like: &[u8], value: i64) -> Vec<u8> {
+    if is_text_counter(like) {
+        value.to_string().into_bytes()
+    } else {
+        value.to_le_bytes().to_vec()
+    }
+}
+
+/// The JSON of a pet as stored in `pet:{id}` and sent in responses.
+pub fn encode_pet(pet: &Pet) -> Result<Vec<u8>, ApiError> {
+    serde_json::to_vec(pet).map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))
+}
+
+/// An id and a position, taken for one pet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reserved {
+    pub id: i64,
+    pub position: i64,
+}
+
+/// What `pet:{id}` holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PetRecord {
+    Absent,
+    /// A keyed create's intent, written before it claims its key: the
+    /// position it reserved, when it started, and the pet's JSON.
+    Pending(Pending),
+    /// The pet's JSON: the pet exists.
+    Committed(Vec<u8>),
+}
+
+/// First line of a pending record. Not JSON, so no reader ever takes it
+/// for a pet.
+pub const PENDING_HEADER: &str = "petstore-pending 1";
+
+/// A keyed create's intent: `petstore-pending 1\n<position> <started ms>\n<pet JSON>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub position: i64,
+    /// When the create began (Unix milliseconds, the writer's clock).
+    pub started_ms: u64,
+    /// The committed record this create will write.
+    pub record: Vec<u8>,
+}
+
+impl Pending {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out =
+            format!("{PENDING_HEADER}\n{} {}\n", self.position, self.started_ms).into_bytes();
+        out.extend_from_slice(&self.record);
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Pending> {
+        let rest = bytes
+            .strip_prefix(PENDING_HEADER.as_bytes())?
+            .strip_prefix(b"\n")?;
+        let end = rest.iter().position(|b| *b == b'\n')?;
+        let line = std::str::from_utf8(&rest[..end]).ok()?;
+        let (position, started) = line.split_once(' ')?;
+        Some(Pending {
+            position: position.parse().ok()?,
+            started_ms: started.parse().ok()?,
+            record: rest[end + 1..].to_vec(),
+        })
     }
 }
 
@@ -91,7 +166,7 @@ pub struct Listed {
 
 impl Listed {
     fn of(pet: &Pet) -> Result<Listed, ApiError> {
-        let json = serde_json::to_string(pet)
+        let json = String::from_utf8(encode_pet(pet)?)
             .map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))?;
         Ok(Listed { id: pet.id, json })
     }
@@ -186,33 +261,49 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
 
     /// Creates a pet:
     ///
-    /// 1. `increment ctr:id` → id; `increment ctr:{status}` → position. A
-    ///    failure here stores nothing (a lost reply leaves an unused number).
-    /// 2. `set-many` of `pet:{id}` and `slot:{status}:{position}`: both or
-    ///    neither, the commit. The index is left to readers.
+    /// 1. [`reserve`](Self::reserve) its id and its position in its status's
+    ///    list. A failure here stores nothing (a lost reply leaves a hole).
+    /// 2. [`commit`](Self::commit) it: both keys or neither. The index is left
+    ///    to readers.
     pub fn create(&self, new: NewPet) -> Result<Pet, ApiError> {
+        let reserved = self.reserve(new.status)?;
+        let pet = new.into_pet(reserved.id);
+        let record = encode_pet(&pet)?;
+        self.commit(reserved, pet.status, &record)?;
+        Ok(pet)
+    }
+
+    /// `increment ctr:id` → id; `increment ctr:{status}` → position.
+    pub fn reserve(&self, status: PetStatus) -> Result<Reserved, ApiError> {
         let id = self.store.increment(ID_COUNTER, 1)?;
         let position = self
             .store
-            .increment(&counter_key(ListName::Status(new.status)), 1)?;
-        let pet = Pet {
-            id,
-            name: new.name.as_str().to_string(),
-            category_id: new.category_id,
-            status: new.status,
-        };
-        let record = serde_json::to_vec(&pet)
-            .map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))?;
+            .increment(&counter_key(ListName::Status(status)), 1)?;
+        Ok(Reserved { id, position })
+    }
+
+    /// One `set-many` of `slot:{status}:{position}` and `pet:{id}`: the
+    /// commit. Writing the same commit twice changes nothing, which is what
+    /// lets a retry finish a keyed create (see `idempotency`).
+    pub fn commit(
+        &self,
+        reserved: Reserved,
+        status: PetStatus,
+        record: &[u8],
+    ) -> Result<(), ApiError> {
         // Slot first: on a backend whose set-many is a loop of sets in order
         // (not Spin's SQLite or Redis, where it is all or nothing), the pet
         // stays the commit point, as when these were two sets.
         let writes = [
-            (slot_key(new.status, position), id.to_string().into_bytes()),
-            (pet_key(id), record.clone()),
+            (
+                slot_key(status, reserved.position),
+                reserved.id.to_string().into_bytes(),
+            ),
+            (pet_key(reserved.id), record.to_vec()),
         ];
         match self.store.set_many(&writes) {
-            Ok(()) => Ok(pet),
-            Err(e) => self.settle(id, &record, e).map(|()| pet),
+            Ok(()) => Ok(()),
+            Err(e) => self.settle(reserved.id, record, e),
         }
     }
 
@@ -227,13 +318,26 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
         }
     }
 
+    /// What `pet:{id}` holds, undecoded.
+    pub fn record(&self, id: i64) -> Result<PetRecord, ApiError> {
+        let key = pet_key(id);
+        Ok(match self.store.get(&key)? {
+            None => PetRecord::Absent,
+            Some(bytes) if bytes.starts_with(PENDING_HEADER.as_bytes()) => {
+                PetRecord::Pending(Pending::decode(&bytes).ok_or_else(|| {
+                    ApiError::Internal(format!("stored value '{key}' is unreadable"))
+                })?)
+            }
+            Some(bytes) => PetRecord::Committed(bytes),
+        })
+    }
+
     /// The pet with this id, if it was committed.
     pub fn get(&self, id: i64) -> Result<Option<Pet>, ApiError> {
-        let key = pet_key(id);
-        match self.store.get(&key)? {
-            None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-                ApiError::Internal(format!("stored value '{key}' is unreadable: {e}"))
+        match self.record(id)? {
+            PetRecord::Absent | PetRecord::Pending(_) => Ok(None),
+            PetRecord::Committed(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                ApiError::Internal(format!("stored value '{}' is unreadable: {e}", pet_key(id)))
             }),
         }
     }

@@ -21,12 +21,20 @@ pub enum ApiError {
     },
     InvalidParameter(String),
     InvalidBody(String),
+    /// A request header the operation reads is malformed (`Idempotency-Key`).
+    InvalidHeader(String),
     NotFound(String),
     MethodNotAllowed {
         allow: &'static str,
     },
     UnsupportedMediaType,
     PayloadTooLarge,
+    /// Another request with this `Idempotency-Key` is still being processed.
+    IdempotencyKeyInUse {
+        retry_after_seconds: u64,
+    },
+    /// This `Idempotency-Key` belongs to a create of another pet.
+    IdempotencyKeyReused,
     StoreUnavailable(StoreError),
     /// The store failed during a create's commit and could not say whether
     /// the commit was applied: the pet may exist.
@@ -45,11 +53,15 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
-            ApiError::InvalidParameter(_) | ApiError::InvalidBody(_) => StatusCode::BAD_REQUEST,
+            ApiError::InvalidParameter(_)
+            | ApiError::InvalidBody(_)
+            | ApiError::InvalidHeader(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::IdempotencyKeyInUse { .. } => StatusCode::CONFLICT,
+            ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::StoreUnavailable(_) | ApiError::CreateOutcomeUnknown(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
@@ -62,10 +74,13 @@ impl ApiError {
             ApiError::Unauthorized { .. } => "unauthorized",
             ApiError::InvalidParameter(_) => "invalid_parameter",
             ApiError::InvalidBody(_) => "invalid_body",
+            ApiError::InvalidHeader(_) => "invalid_header",
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed { .. } => "method_not_allowed",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::PayloadTooLarge => "payload_too_large",
+            ApiError::IdempotencyKeyInUse { .. } => "idempotency_key_in_use",
+            ApiError::IdempotencyKeyReused => "idempotency_key_reused",
             ApiError::StoreUnavailable(_) | ApiError::CreateOutcomeUnknown(_) => {
                 "store_unavailable"
             }
@@ -80,9 +95,10 @@ impl ApiError {
                 "a valid API key is required: send 'Authorization: Bearer <API_KEY>'".into()
             }
             ApiError::Unauthorized { wrong_key: true } => "the API key is not valid".into(),
-            ApiError::InvalidParameter(m) | ApiError::InvalidBody(m) | ApiError::NotFound(m) => {
-                m.clone()
-            }
+            ApiError::InvalidParameter(m)
+            | ApiError::InvalidBody(m)
+            | ApiError::InvalidHeader(m)
+            | ApiError::NotFound(m) => m.clone(),
             ApiError::MethodNotAllowed { allow } => {
                 format!("method not allowed on this path; allowed: {allow}")
             }
@@ -91,6 +107,16 @@ impl ApiError {
                 "the request body is larger than {} bytes",
                 crate::request::MAX_BODY_BYTES
             ),
+            ApiError::IdempotencyKeyInUse { .. } => {
+                "a request with this Idempotency-Key is still being processed; \
+                 retry after the time in Retry-After"
+                    .into()
+            }
+            ApiError::IdempotencyKeyReused => {
+                "this Idempotency-Key was used for a different request; \
+                 send a new key for a new pet"
+                    .into()
+            }
             ApiError::StoreUnavailable(_) => {
                 "the data store is unavailable; nothing was changed, retry later".into()
             }
@@ -136,6 +162,11 @@ impl ApiError {
             }
             ApiError::StoreUnavailable(_) | ApiError::CreateOutcomeUnknown(_) => {
                 response = response.with_header("retry-after", RETRY_AFTER_SECONDS.to_string());
+            }
+            ApiError::IdempotencyKeyInUse {
+                retry_after_seconds,
+            } => {
+                response = response.with_header("retry-after", retry_after_seconds.to_string());
             }
             _ => {}
         }

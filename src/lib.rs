@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod catalogue;
 pub mod errors;
+pub mod idempotency;
 pub mod model;
 pub mod request;
 pub mod response;

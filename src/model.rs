@@ -83,6 +83,16 @@ pub struct NewPet {
 }
 
 impl NewPet {
+    /// The pet this request creates, once it has an id.
+    pub fn into_pet(self, id: i64) -> Pet {
+        Pet {
+            id,
+            name: self.name.as_str().to_string(),
+            category_id: self.category_id,
+            status: self.status,
+        }
+    }
+
     /// Parses a request body. Unknown fields and a client-sent `id` are ignored;
     /// an omitted `status` is `available`. The message names the offending field.
     pub fn from_json(body: &[u8]) -> Result<NewPet, ApiError> {

@@ -6,7 +6,8 @@ use http::{Method, StatusCode};
 use crate::auth::ApiKeys;
 use crate::catalogue::{json_array, Catalogue};
 use crate::errors::ApiError;
-use crate::model::{parse_digits, ListQuery, NewPet};
+use crate::idempotency::{self, IdempotencyKey, Keyed, Lease};
+use crate::model::{parse_digits, ListQuery, NewPet, Pet};
 use crate::request::{Body, Request};
 use crate::response::Response;
 use crate::store::KvStore;
@@ -52,11 +53,49 @@ pub struct Handled {
     pub notes: Vec<String>,
 }
 
-/// Answers one request. `keys` is the parsed `api_key` variable, or why it
-/// could not be read. Never panics; every error is an Error body.
-pub fn handle<S: KvStore>(request: &Request, keys: &Result<ApiKeys, String>, store: &S) -> Handled {
+/// What a request is answered with besides itself and the store: the Spin
+/// variables, parsed (or why they could not be), and the time.
+#[derive(Debug)]
+pub struct Env {
+    /// The `api_key` variable.
+    pub keys: Result<ApiKeys, String>,
+    /// The `idempotency_lease_ms` variable.
+    pub idempotency_lease_ms: Result<u64, String>,
+    /// Now, in Unix milliseconds.
+    pub now_ms: u64,
+}
+
+impl Env {
+    /// The environment of a deployment whose variables hold these values.
+    pub fn from_variables(
+        api_key: Result<String, String>,
+        lease_ms: Result<String, String>,
+        now_ms: u64,
+    ) -> Env {
+        Env {
+            keys: api_key.map(|v| ApiKeys::parse(&v)),
+            idempotency_lease_ms: lease_ms.and_then(|v| parse_lease_ms(&v)),
+            now_ms,
+        }
+    }
+}
+
+/// The longest lease an operator may set: one hour.
+pub const MAX_LEASE_MS: u64 = 3_600_000;
+
+/// `idempotency_lease_ms`: milliseconds, 1 to one hour.
+pub fn parse_lease_ms(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| (1..=MAX_LEASE_MS).contains(ms))
+        .ok_or_else(|| format!("'{text}' is not a number of milliseconds from 1 to {MAX_LEASE_MS}"))
+}
+
+/// Answers one request. Never panics; every error is an Error body.
+pub fn handle<S: KvStore>(request: &Request, env: &Env, store: &S) -> Handled {
     let mut notes = Vec::new();
-    let (result, deprecated_operation) = respond(request, keys, store, &mut notes);
+    let (result, deprecated_operation) = respond(request, env, store, &mut notes);
     let detail = result.as_ref().err().and_then(ApiError::detail);
     let mut response = result.unwrap_or_else(ApiError::into_response);
     if deprecated_operation {
@@ -73,7 +112,7 @@ pub fn handle<S: KvStore>(request: &Request, keys: &Result<ApiKeys, String>, sto
 /// answer after authentication carries the deprecation headers).
 fn respond<S: KvStore>(
     request: &Request,
-    keys: &Result<ApiKeys, String>,
+    env: &Env,
     store: &S,
     notes: &mut Vec<String>,
 ) -> (Result<Response, ApiError>, bool) {
@@ -87,14 +126,14 @@ fn respond<S: KvStore>(
         };
         return (Ok(document), false);
     }
-    if let Err(e) = authenticate(request, keys) {
+    if let Err(e) = authenticate(request, &env.keys) {
         return (Err(e), false);
     }
     let catalogue = Catalogue::new(store);
     match (route, &request.method) {
         (Route::Pet(id), &Method::GET) => (get_pet(&catalogue, id), true),
         (Route::Pets, &Method::GET) => (list_pets(&catalogue, request, notes), false),
-        (Route::Pets, &Method::POST) => (create_pet(&catalogue, request), false),
+        (Route::Pets, &Method::POST) => (create_pet(store, request, env), false),
         (Route::Pets, _) => (
             Err(ApiError::MethodNotAllowed { allow: "GET, POST" }),
             false,
@@ -140,10 +179,9 @@ fn list_pets<S: KvStore>(
     Ok(response)
 }
 
-fn create_pet<S: KvStore>(
-    catalogue: &Catalogue<S>,
-    request: &Request,
-) -> Result<Response, ApiError> {
+/// Checks in the order the README gives: 415, 413, then the
+/// `Idempotency-Key` header and the body (400), then the key's record.
+fn create_pet<S: KvStore>(store: &S, request: &Request, env: &Env) -> Result<Response, ApiError> {
     let is_json = request
         .single_header("content-type")
         .is_some_and(is_json_media_type);
@@ -154,10 +192,32 @@ fn create_pet<S: KvStore>(
         Body::Complete(bytes) => bytes,
         Body::TooLarge => return Err(ApiError::PayloadTooLarge),
     };
+    let key = IdempotencyKey::from_request(request)?;
     let new_pet = NewPet::from_json(body)?;
-    let pet = catalogue.create(new_pet)?;
-    Ok(Response::json(StatusCode::CREATED, &pet)
-        .with_header("location", format!("/v1/pets/{}", pet.id)))
+    let Some(key) = key else {
+        return Ok(created(&Catalogue::new(store).create(new_pet)?));
+    };
+    let lease = Lease {
+        now_ms: env.now_ms,
+        lease_ms: env
+            .idempotency_lease_ms
+            .clone()
+            .map_err(|e| ApiError::Internal(format!("variable idempotency_lease_ms: {e}")))?,
+    };
+    Ok(match idempotency::create(store, &key, new_pet, lease)? {
+        Keyed::Created(pet) => created(&pet),
+        Keyed::Replayed { id, body } => Response::json_text(StatusCode::CREATED, body)
+            .with_header("location", location(id))
+            .with_header("idempotent-replayed", "true"),
+    })
+}
+
+fn created(pet: &Pet) -> Response {
+    Response::json(StatusCode::CREATED, pet).with_header("location", location(pet.id))
+}
+
+fn location(id: i64) -> String {
+    format!("/v1/pets/{id}")
 }
 
 /// `application/json`, in any case, with or without parameters.

@@ -6,10 +6,9 @@ use std::time::Instant;
 
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
-use crate::auth::ApiKeys;
 use crate::request::{Body, Request, MAX_BODY_BYTES};
 use crate::response::Response;
-use crate::routes;
+use crate::routes::{self, Env};
 use crate::store::{KvStore, StoreError, SwapReport};
 
 mod send;
@@ -39,10 +38,12 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
         Body::Complete(Vec::new())
     };
     let request = Request::new(method, &target, headers, body);
-    let keys = spin_sdk::variables::get("api_key")
-        .map(|v| ApiKeys::parse(&v))
-        .map_err(|e| e.to_string());
-    let handled = routes::handle(&request, &keys, &SpinStore::default());
+    let env = Env::from_variables(
+        variable("api_key"),
+        variable("idempotency_lease_ms"),
+        unix_millis(),
+    );
+    let handled = routes::handle(&request, &env, &SpinStore::default());
     let sent = send(outparam, &handled.response);
     let micros = started.elapsed().as_micros();
     for note in &handled.notes {
@@ -52,6 +53,17 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
         "{}",
         routes::log_line(&method_text, &request.path, &handled, micros, &sent)
     );
+}
+
+fn variable(name: &str) -> Result<String, String> {
+    spin_sdk::variables::get(name).map_err(|e| e.to_string())
+}
+
+/// The wall clock (`wasi:clocks/wall-clock`) in Unix milliseconds.
+fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Reads the body up to one byte past the limit, so an oversized body is

@@ -2,6 +2,8 @@
 //! exactly as the Spin layer sends them, over an in-memory store.
 #![allow(dead_code)]
 
+use std::cell::Cell;
+
 use http::Method;
 use petstore::auth::ApiKeys;
 use petstore::request::{Body, Request, MAX_BODY_BYTES};
@@ -11,10 +13,16 @@ use petstore_testkit::{Backend, MemStore};
 use serde_json::Value;
 
 pub const KEY: &str = "test-key";
+/// The lease of keyed creates in these tests, and the clock's start.
+pub const LEASE_MS: u64 = 10_000;
+pub const START_MS: u64 = 1_800_000_000_000;
 
 pub struct Api {
     pub store: MemStore,
     pub keys: Result<ApiKeys, String>,
+    pub lease_ms: Result<u64, String>,
+    /// The clock the core is given (Unix ms); tests move it by hand.
+    pub now_ms: Cell<u64>,
 }
 
 impl Api {
@@ -26,6 +34,8 @@ impl Api {
         Api {
             store,
             keys: Ok(ApiKeys::parse(KEY)),
+            lease_ms: Ok(LEASE_MS),
+            now_ms: Cell::new(START_MS),
         }
     }
 
@@ -51,7 +61,12 @@ impl Api {
 
     /// The whole outcome, with the detail the access log gets.
     pub fn handle(&self, request: Request) -> routes::Handled {
-        routes::handle(&request, &self.keys, &self.store)
+        let env = routes::Env {
+            keys: self.keys.clone(),
+            idempotency_lease_ms: self.lease_ms.clone(),
+            now_ms: self.now_ms.get(),
+        };
+        routes::handle(&request, &env, &self.store)
     }
 
     /// An authenticated GET, with what the log gets (notes, detail).
@@ -82,6 +97,26 @@ impl Api {
             ],
             body.as_bytes(),
         )
+    }
+
+    /// `POST /v1/pets` with an `Idempotency-Key` header.
+    pub fn post_keyed(&self, key: &str, body: &str) -> Response {
+        let auth = format!("Bearer {KEY}");
+        self.request(
+            Method::POST,
+            "/v1/pets",
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+                ("Idempotency-Key", key),
+            ],
+            body.as_bytes(),
+        )
+    }
+
+    /// Moves the core's clock on.
+    pub fn advance_ms(&self, ms: u64) {
+        self.now_ms.set(self.now_ms.get() + ms);
     }
 
     /// Creates a pet and returns its id; panics unless the answer is 201.

@@ -1,0 +1,290 @@
+//! Safe retries of createPet: the `Idempotency-Key` header (as in
+//! draft-ietf-httpapi-idempotency-key-header), parsed at the boundary, and
+//! the keyed create over the catalogue.
+//!
+//! One more key per keyed create, `idem:{sha256 of the key, hex}`: a counter
+//! word, 0 (free) or the id of the pet the key is bound to. It is created by
+//! `increment` (atomic on every backend) and claimed by compare-and-swap on
+//! the then existing key, decided by reading back. Before it claims, a create
+//! writes its intent into its own `pet:{id}` (a pending record: position,
+//! start time, the pet's JSON), so whoever finds the claim can finish the
+//! create with exactly the writes its owner would make. Nothing depends on
+//! clocks or on a lease for safety: the lease only decides between answering
+//! 409 (the owner may still be at work) and finishing the create.
+
+use sha2::{Digest, Sha256};
+
+use crate::catalogue::{
+    decode_counter, encode_counter_like, encode_pet, pet_key, Catalogue, Pending, PetRecord,
+    Reserved,
+};
+use crate::errors::ApiError;
+use crate::model::{NewPet, Pet};
+use crate::request::Request;
+use crate::store::{KvStore, StoreError, SwapReport};
+
+/// The request header (lower-case, as the core sees names).
+pub const HEADER: &str = "idempotency-key";
+/// The longest key, without the quotes of the quoted form.
+pub const MAX_KEY_LEN: usize = 255;
+/// Default of the Spin variable `idempotency_lease_ms`.
+pub const DEFAULT_LEASE_MS: u64 = 10_000;
+/// Compare-and-swaps a claim may take while its word stays free.
+const CLAIM_ATTEMPTS: usize = 3;
+/// Key prefix of the records.
+pub const RECORD_PREFIX: &str = "idem";
+
+/// A valid `Idempotency-Key`, kept only as its SHA-256: the store sees no
+/// client text, so every backend's key rules hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyKey {
+    digest: [u8; 32],
+}
+
+impl IdempotencyKey {
+    /// The request's key: none without the header; a 400 `invalid_header`
+    /// for a repeated header or a value that is not 1–255 visible ASCII
+    /// characters (no `"` or `\`), bare or inside one pair of double quotes.
+    pub fn from_request(request: &Request) -> Result<Option<IdempotencyKey>, ApiError> {
+        let mut values = request.header_values(HEADER);
+        let Some(value) = values.next() else {
+            return Ok(None);
+        };
+        if values.next().is_some() {
+            return Err(invalid("it must be sent once"));
+        }
+        IdempotencyKey::parse(value).map(Some)
+    }
+
+    pub fn parse(value: &[u8]) -> Result<IdempotencyKey, ApiError> {
+        let key = value
+            .strip_prefix(b"\"")
+            .and_then(|v| v.strip_suffix(b"\""))
+            .unwrap_or(value);
+        if key.is_empty() || key.len() > MAX_KEY_LEN {
+            return Err(invalid("it must be 1 to 255 characters long"));
+        }
+        let allowed = |b: &u8| b.is_ascii_graphic() && *b != b'"' && *b != b'\\';
+        if !key.iter().all(allowed) {
+            return Err(invalid(
+                "it may only hold visible ASCII characters other than '\"' and '\\', \
+                 optionally inside one pair of double quotes",
+            ));
+        }
+        Ok(IdempotencyKey {
+            digest: Sha256::digest(key).into(),
+        })
+    }
+
+    /// `idem:{hex digest}`.
+    pub fn record_key(&self) -> String {
+        let mut key = String::with_capacity(RECORD_PREFIX.len() + 65);
+        key.push_str(RECORD_PREFIX);
+        key.push(':');
+        for byte in self.digest {
+            key.push_str(&format!("{byte:02x}"));
+        }
+        key
+    }
+}
+
+fn invalid(why: &str) -> ApiError {
+    ApiError::InvalidHeader(format!("header 'Idempotency-Key' is not valid: {why}"))
+}
+
+/// The time a keyed create runs at, and how long an unfinished create
+/// keeps its key to itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    /// Now, in Unix milliseconds.
+    pub now_ms: u64,
+    pub lease_ms: u64,
+}
+
+/// How a keyed create ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Keyed {
+    /// This request created the pet (or finished an earlier attempt's create).
+    Created(Pet),
+    /// The key's pet already existed: its stored JSON, byte for byte.
+    Replayed { id: i64, body: Vec<u8> },
+}
+
+/// Creates `new` once per `key`. Calls, when the key is new: `increment`
+/// (by 0: reads the word, creating it at 0), the two `increment`s of a
+/// create, one `set` (the pending record), a compare-and-swap (`new` +
+/// `current`, `swap`; a read-back unless the swap reported success), and the
+/// create's `set-many`. A replay: the `increment` and one `get`.
+pub fn create<S: KvStore>(
+    store: &S,
+    key: &IdempotencyKey,
+    new: NewPet,
+    lease: Lease,
+) -> Result<Keyed, ApiError> {
+    let keyed = KeyedCreate {
+        store,
+        record_key: key.record_key(),
+        new,
+        lease,
+    };
+    match store.increment(&keyed.record_key, 0)? {
+        0 => keyed.lead(),
+        bound => keyed.follow(bound),
+    }
+}
+
+struct KeyedCreate<'s, S: KvStore> {
+    store: &'s S,
+    record_key: String,
+    new: NewPet,
+    lease: Lease,
+}
+
+impl<S: KvStore> KeyedCreate<'_, S> {
+    fn catalogue(&self) -> Catalogue<'_, S> {
+        Catalogue::new(self.store)
+    }
+
+    /// The key is free: reserve, write the intent, claim, commit.
+    fn lead(&self) -> Result<Keyed, ApiError> {
+        let reserved = self.catalogue().reserve(self.new.status)?;
+        let pet = self.new.clone().into_pet(reserved.id);
+        let pending = Pending {
+            position: reserved.position,
+            started_ms: self.lease.now_ms,
+            record: encode_pet(&pet)?,
+        };
+        // A failure from here until the claim leaves this pending record
+        // behind: a hole in the lists, never a pet.
+        self.store.set(&pet_key(reserved.id), &pending.encode())?;
+        match self.claim(reserved.id)? {
+            owner if owner == reserved.id => {
+                self.catalogue()
+                    .commit(reserved, pet.status, &pending.record)?;
+                Ok(Keyed::Created(pet))
+            }
+            other => self.follow(other),
+        }
+    }
+
+    /// Compare-and-swap of the word from 0 to `id`; returns the id the word
+    /// holds afterwards, read back unless the swap reported success (Spin's
+    /// Redis reports a conflict after writing; a reply may be lost). A swap
+    /// that did not land while the word is still 0 (on Redis, a concurrent
+    /// `increment` by 0 aborts the transaction) is tried again, a bounded
+    /// number of times.
+    fn claim(&self, id: i64) -> Result<i64, ApiError> {
+        let mut failure = StoreError("the claim's swap did not land".into());
+        for _ in 0..CLAIM_ATTEMPTS {
+            let (cas, current) = self.store.cas_begin(&self.record_key)?;
+            let seen = current.ok_or_else(|| self.vanished())?;
+            match self.decode(&seen)? {
+                0 => {}
+                owner => return Ok(owner),
+            }
+            match self.store.cas_swap(cas, &encode_counter_like(&seen, id)) {
+                Ok(SwapReport::Swapped) => return Ok(id),
+                Ok(SwapReport::Conflict) => {}
+                Err(e) => failure = e,
+            }
+            let now = self
+                .store
+                .get(&self.record_key)?
+                .ok_or_else(|| self.vanished())?;
+            match self.decode(&now)? {
+                0 => continue,
+                owner => return Ok(owner),
+            }
+        }
+        Err(ApiError::StoreUnavailable(failure))
+    }
+
+    fn vanished(&self) -> ApiError {
+        ApiError::Internal(format!("{} vanished after its increment", self.record_key))
+    }
+
+    fn decode(&self, word: &[u8]) -> Result<i64, ApiError> {
+        decode_counter(word).filter(|id| *id >= 0).ok_or_else(|| {
+            ApiError::Internal(format!("stored value '{}' is unreadable", self.record_key))
+        })
+    }
+
+    /// The key is bound to pet `id`: replay it, refuse another request, or
+    /// finish a create whose owner stopped before its commit.
+    fn follow(&self, id: i64) -> Result<Keyed, ApiError> {
+        let expected = encode_pet(&self.new.clone().into_pet(id))?;
+        match self.catalogue().record(id)? {
+            PetRecord::Committed(body) if body == expected => Ok(Keyed::Replayed { id, body }),
+            PetRecord::Committed(_) => Err(ApiError::IdempotencyKeyReused),
+            PetRecord::Pending(pending) if pending.record != expected => {
+                Err(ApiError::IdempotencyKeyReused)
+            }
+            PetRecord::Pending(pending) => {
+                let ends = pending.started_ms.saturating_add(self.lease.lease_ms);
+                if self.lease.now_ms < ends {
+                    let wait_ms = ends - self.lease.now_ms;
+                    return Err(ApiError::IdempotencyKeyInUse {
+                        retry_after_seconds: wait_ms.div_ceil(1000).max(1),
+                    });
+                }
+                // The owner's own commit, word for word: if the owner is not
+                // dead but late, its commit changes nothing after this one.
+                let reserved = Reserved {
+                    id,
+                    position: pending.position,
+                };
+                self.catalogue()
+                    .commit(reserved, self.new.status, &pending.record)?;
+                Ok(Keyed::Created(self.new.clone().into_pet(id)))
+            }
+            // The claim is made only after the pending record was written.
+            PetRecord::Absent => Err(ApiError::Internal(format!(
+                "{} names pet {id}, which has no record",
+                self.record_key
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_and_bare_forms_are_the_same_key() {
+        let bare = IdempotencyKey::parse(b"abc-123").unwrap();
+        assert_eq!(IdempotencyKey::parse(b"\"abc-123\"").unwrap(), bare);
+        assert_ne!(IdempotencyKey::parse(b"abc-124").unwrap(), bare);
+        let key = bare.record_key();
+        assert_eq!(key.len(), 4 + 1 + 64);
+        assert!(key.starts_with("idem:"));
+        // SHA-256("abc-123"), so the layout is stable across releases.
+        assert_eq!(
+            key,
+            "idem:5942d94f524882e0f29bf0a1e5a6dcc952eea1c0c21dd3588a3fc7db9716db0c"
+        );
+    }
+
+    #[test]
+    fn keys_out_of_the_allowed_set_are_invalid_headers() {
+        let long = "k".repeat(MAX_KEY_LEN + 1);
+        let longest = "k".repeat(MAX_KEY_LEN);
+        assert!(IdempotencyKey::parse(longest.as_bytes()).is_ok());
+        assert!(IdempotencyKey::parse(format!("\"{longest}\"").as_bytes()).is_ok());
+        for bad in [
+            &b""[..],
+            b"\"\"",
+            long.as_bytes(),
+            b"a b",
+            b"a\"b",
+            b"\"ab",
+            b"a\\b",
+            b"caf\xc3\xa9",
+            b"tab\t",
+        ] {
+            let e = IdempotencyKey::parse(bad).unwrap_err();
+            assert_eq!(e.code(), "invalid_header", "{bad:?}");
+            assert!(e.message().contains("Idempotency-Key"));
+        }
+    }
+}
