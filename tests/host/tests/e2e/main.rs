@@ -5,6 +5,7 @@
 mod concurrency;
 mod contract;
 mod cost;
+mod idempotency;
 mod index;
 mod quirks;
 mod support;

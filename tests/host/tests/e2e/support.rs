@@ -13,6 +13,9 @@ use serde_json::Value;
 
 pub const KEY: &str = "e2e-key";
 pub const ROTATED_KEY: &str = "rotated-key";
+/// The lease of keyed creates in these tests, shortened from 10 s so that
+/// retries after an abandoned create are quick.
+pub const LEASE_MS: u64 = 300;
 /// The ideal store, then Spin's two backends on their real engines.
 pub const BACKENDS: [Backend; 3] = Backend::ALL;
 
@@ -26,8 +29,10 @@ pub fn loaded() -> Arc<Loaded> {
     LOADED
         .get_or_init(|| {
             server::build_wasm(&workspace(), &["petstore"]).expect("build the component");
-            let variables =
-                HashMap::from([("api_key".to_string(), format!("{KEY}, {ROTATED_KEY}"))]);
+            let variables = HashMap::from([
+                ("api_key".to_string(), format!("{KEY}, {ROTATED_KEY}")),
+                ("idempotency_lease_ms".to_string(), LEASE_MS.to_string()),
+            ]);
             server::load_app(&workspace().join("spin.toml"), &variables)
                 .expect("load the component")
         })
@@ -161,6 +166,20 @@ impl Server {
             "/v1/pets",
             Some(KEY),
             &[("content-type", "application/json")],
+            Some(body.as_bytes()),
+        )
+    }
+
+    /// `POST /v1/pets` with an `Idempotency-Key`.
+    pub fn post_keyed(&self, key: &str, body: &str) -> Reply {
+        self.send(
+            "POST",
+            "/v1/pets",
+            Some(KEY),
+            &[
+                ("content-type", "application/json"),
+                ("idempotency-key", key),
+            ],
             Some(body.as_bytes()),
         )
     }
