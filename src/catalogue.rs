@@ -7,9 +7,10 @@
 //! |---------------------|------------------------------------------------|------------|
 //! | `ctr:id`            | last id handed out; list `all`'s positions are ids | `increment` |
 //! | `ctr:{status}`      | last position handed out in that status's list | `increment` |
-//! | `pet:{id}`          | the pet (JSON)                                 | its creator: one `set-many` with its slot |
+//! | `pet:{id}`          | the pet (JSON); before a keyed create commits, its [`Pending`] record | its creator: one `set-many` with its slot |
 //! | `slot:{status}:{n}` | id of the pet at position `n` of that list     | the same `set-many` |
 //! | `ix2:{list}:{k}`    | index piece `k`: a cache of positions `32k+1..=32k+32` | readers, plain `set` |
+//! | `idem:{sha256}`     | an `Idempotency-Key`'s counter word: 0 or its pet's id | `increment`, then one CAS (`idempotency`) |
 //!
 //! A create is two `increment`s and one `set-many` (one transaction, one
 //! `MSET`): it never touches the index. The pieces are a cache over data that

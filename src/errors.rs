@@ -39,6 +39,9 @@ pub enum ApiError {
     /// The store failed during a create's commit and could not say whether
     /// the commit was applied: the pet may exist.
     CreateOutcomeUnknown(StoreError),
+    /// The store failed during a create with an `Idempotency-Key`: whatever
+    /// happened, a retry with the same key ends in exactly one pet.
+    KeyedCreateUnavailable(StoreError),
     Internal(String),
 }
 
@@ -62,9 +65,9 @@ impl ApiError {
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::IdempotencyKeyInUse { .. } => StatusCode::CONFLICT,
             ApiError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::StoreUnavailable(_) | ApiError::CreateOutcomeUnknown(_) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            ApiError::StoreUnavailable(_)
+            | ApiError::CreateOutcomeUnknown(_)
+            | ApiError::KeyedCreateUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -81,9 +84,9 @@ impl ApiError {
             ApiError::PayloadTooLarge => "payload_too_large",
             ApiError::IdempotencyKeyInUse { .. } => "idempotency_key_in_use",
             ApiError::IdempotencyKeyReused => "idempotency_key_reused",
-            ApiError::StoreUnavailable(_) | ApiError::CreateOutcomeUnknown(_) => {
-                "store_unavailable"
-            }
+            ApiError::StoreUnavailable(_)
+            | ApiError::CreateOutcomeUnknown(_)
+            | ApiError::KeyedCreateUnavailable(_) => "store_unavailable",
             ApiError::Internal(_) => "internal_error",
         }
     }
@@ -108,8 +111,8 @@ impl ApiError {
                 crate::request::MAX_BODY_BYTES
             ),
             ApiError::IdempotencyKeyInUse { .. } => {
-                "a request with this Idempotency-Key is still being processed; \
-                 retry after the time in Retry-After"
+                "a create with this Idempotency-Key is in progress or stopped part-way; \
+                 retry after the seconds in Retry-After"
                     .into()
             }
             ApiError::IdempotencyKeyReused => {
@@ -125,6 +128,11 @@ impl ApiError {
                  created. Look for it (listPets) before creating it again"
                     .into()
             }
+            ApiError::KeyedCreateUnavailable(_) => {
+                "the data store failed during this create; retry it with the same \
+                 Idempotency-Key, which creates the pet at most once"
+                    .into()
+            }
             ApiError::Internal(_) => "internal error".into(),
         }
     }
@@ -134,6 +142,7 @@ impl ApiError {
         match self {
             ApiError::StoreUnavailable(e) => Some(e.to_string()),
             ApiError::CreateOutcomeUnknown(e) => Some(format!("create outcome unknown: {e}")),
+            ApiError::KeyedCreateUnavailable(e) => Some(format!("keyed create: {e}")),
             ApiError::Internal(m) => Some(m.clone()),
             _ => None,
         }
@@ -160,7 +169,9 @@ impl ApiError {
             ApiError::MethodNotAllowed { allow } => {
                 response = response.with_header("allow", allow);
             }
-            ApiError::StoreUnavailable(_) | ApiError::CreateOutcomeUnknown(_) => {
+            ApiError::StoreUnavailable(_)
+            | ApiError::CreateOutcomeUnknown(_)
+            | ApiError::KeyedCreateUnavailable(_) => {
                 response = response.with_header("retry-after", RETRY_AFTER_SECONDS.to_string());
             }
             ApiError::IdempotencyKeyInUse {

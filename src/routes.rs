@@ -204,7 +204,13 @@ fn create_pet<S: KvStore>(store: &S, request: &Request, env: &Env) -> Result<Res
             .clone()
             .map_err(|e| ApiError::Internal(format!("variable idempotency_lease_ms: {e}")))?,
     };
-    Ok(match idempotency::create(store, &key, new_pet, lease)? {
+    let keyed = idempotency::create(store, &key, new_pet, lease).map_err(|e| match e {
+        ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {
+            ApiError::KeyedCreateUnavailable(e)
+        }
+        other => other,
+    })?;
+    Ok(match keyed {
         Keyed::Created(pet) => created(&pet),
         Keyed::Replayed { id, body } => Response::json_text(StatusCode::CREATED, body)
             .with_header("location", location(id))

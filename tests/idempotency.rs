@@ -464,7 +464,8 @@ fn an_abandoned_create_holds_its_key_for_the_lease_then_a_retry_finishes_it() {
     // Calls 1–7 reserve, write the intent and claim (a `cas_begin` is two
     // host calls); call 8 is the commit.
     api.store.inject(Fault::Fail(8));
-    assert_error(&api.post_keyed("k", REX), 503, "store_unavailable");
+    let message = assert_error(&api.post_keyed("k", REX), 503, "store_unavailable");
+    assert!(message.contains("same Idempotency-Key"), "{message}");
     assert!(api.walk("/v1/pets").is_empty());
     assert_eq!(
         api.get("/v1/pets/1").status.as_u16(),
