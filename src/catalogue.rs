@@ -7,7 +7,7 @@
 //! |---------------------|------------------------------------------------|------------|
 //! | `ctr:id`            | last id handed out; list `all`'s positions are ids | `increment` |
 //! | `ctr:{status}`      | last position handed out in that status's list | `increment` |
-//! | `pet:{id}`          | the pet (JSON); before a keyed create commits, its [`Pending`] record | its creator: one `set-many` with its slot |
+//! | `pet:{id}`          | the pet (JSON); before a keyed create commits, its [`Pending`] record | its creator: one `set-many` with its slot (a keyed create: then a `set`) |
 //! | `slot:{status}:{n}` | id of the pet at position `n` of that list     | the same `set-many` |
 //! | `ix2:{list}:{k}`    | index piece `k`: a cache of positions `32k+1..=32k+32` | readers, plain `set` |
 //! | `idem:{sha256}`     | an `Idempotency-Key`'s counter word: 0 or its pet's id | `increment`, then one CAS (`idempotency`) |
@@ -104,8 +104,8 @@ pub struct Reserved {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PetRecord {
     Absent,
-    /// A keyed create's intent, written before it claims its key: the
-    /// position it reserved, when it started, and the pet's JSON.
+    /// A keyed create's intent, staged with its slot before it claims its
+    /// key: the position it reserved, when it started, and the pet's JSON.
     Pending(Pending),
     /// The pet's JSON: the pet exists.
     Committed(Vec<u8>),
@@ -284,8 +284,9 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
     }
 
     /// One `set-many` of `slot:{status}:{position}` and `pet:{id}`: the
-    /// commit. Writing the same commit twice changes nothing, which is what
-    /// lets a retry finish a keyed create (see `idempotency`).
+    /// commit of a create, or the stage of a keyed create (`pet` then holds
+    /// its pending record, which readers take for no pet, so the slot is a
+    /// hole until [`commit_staged`](Self::commit_staged)).
     pub fn commit(
         &self,
         reserved: Reserved,
@@ -305,6 +306,17 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
         match self.store.set_many(&writes) {
             Ok(()) => Ok(()),
             Err(e) => self.settle(reserved.id, record, e),
+        }
+    }
+
+    /// Replaces a staged create's pending record with the pet: one `set` of
+    /// a key that exists (an overwrite, the cheap write on SQLite). Writing
+    /// the same record twice changes nothing, which is what lets a retry
+    /// finish a keyed create (see `idempotency`).
+    pub fn commit_staged(&self, id: i64, record: &[u8]) -> Result<(), ApiError> {
+        match self.store.set(&pet_key(id), record) {
+            Ok(()) => Ok(()),
+            Err(e) => self.settle(id, record, e),
         }
     }
 

@@ -6,9 +6,9 @@
 //! word, 0 (free) or the id of the pet the key is bound to. It is created by
 //! `increment` (atomic on every backend) and claimed by compare-and-swap on
 //! the then existing key, decided by reading back. Before it claims, a create
-//! writes its intent into its own `pet:{id}` (a pending record: position,
-//! start time, the pet's JSON), so whoever finds the claim can finish the
-//! create with exactly the writes its owner would make. Nothing depends on
+//! stages its slot and its intent in its own `pet:{id}` (a pending record:
+//! position, start time, the pet's JSON), so whoever finds the claim can
+//! finish the create with exactly the write its owner would make. Nothing depends on
 //! clocks or on a lease for safety: the lease only decides between answering
 //! 409 (the owner may still be at work) and finishing the create.
 
@@ -112,9 +112,10 @@ pub enum Keyed {
 
 /// Creates `new` once per `key`. Calls, when the key is new: `increment`
 /// (by 0: reads the word, creating it at 0), the two `increment`s of a
-/// create, one `set` (the pending record), a compare-and-swap (`new` +
-/// `current`, `swap`; a read-back unless the swap reported success), and the
-/// create's `set-many`. A replay: the `increment` and one `get`.
+/// create, one `set-many` (the slot and the pending record), a
+/// compare-and-swap (`new` + `current`, `swap`; a read-back unless the swap
+/// reported success), and one `set` (the pet over its pending record). A
+/// replay: the `increment` and one `get`.
 pub fn create<S: KvStore>(
     store: &S,
     key: &IdempotencyKey,
@@ -154,13 +155,15 @@ impl<S: KvStore> KeyedCreate<'_, S> {
             started_ms: self.lease.now_ms,
             record: encode_pet(&pet)?,
         };
-        // A failure from here until the claim leaves this pending record
+        // Staged: the slot and the pending record, both new keys in one
+        // transaction. A failure from here until the claim leaves them
         // behind: a hole in the lists, never a pet.
-        self.store.set(&pet_key(reserved.id), &pending.encode())?;
+        self.catalogue()
+            .commit(reserved, pet.status, &pending.encode())?;
         match self.claim(reserved.id)? {
             owner if owner == reserved.id => {
                 self.catalogue()
-                    .commit(reserved, pet.status, &pending.record)?;
+                    .commit_staged(reserved.id, &pending.record)?;
                 Ok(Keyed::Created(pet))
             }
             other => self.follow(other),
@@ -227,14 +230,9 @@ impl<S: KvStore> KeyedCreate<'_, S> {
                         retry_after_seconds: wait_ms.div_ceil(1000).max(1),
                     });
                 }
-                // The owner's own commit, word for word: if the owner is not
+                // The owner's own commit, byte for byte: if the owner is not
                 // dead but late, its commit changes nothing after this one.
-                let reserved = Reserved {
-                    id,
-                    position: pending.position,
-                };
-                self.catalogue()
-                    .commit(reserved, self.new.status, &pending.record)?;
+                self.catalogue().commit_staged(id, &pending.record)?;
                 Ok(Keyed::Created(self.new.clone().into_pet(id)))
             }
             // The claim is made only after the pending record was written.

@@ -274,7 +274,7 @@ fn a_keyed_create_makes_a_constant_number_of_calls() {
             Op::Increment(record.clone()),
             Op::Increment("ctr:id".into()),
             Op::Increment("ctr:sold".into()),
-            Op::Set("pet:1".into()),
+            Op::SetMany(vec!["slot:sold:1".into(), "pet:1".into()]),
             Op::CasBegin(record.clone()),
             Op::Swap(record.clone()),
         ];
@@ -282,7 +282,7 @@ fn a_keyed_create_makes_a_constant_number_of_calls() {
         if backend == Backend::Redis {
             expected.push(Op::Get(record.clone()));
         }
-        expected.push(Op::SetMany(vec!["slot:sold:1".into(), "pet:1".into()]));
+        expected.push(Op::Set("pet:1".into()));
         assert_eq!(api.store.ops(), expected, "{backend:?}");
         let new_keys = api.store.keys().len();
         assert_eq!(
@@ -309,7 +309,7 @@ fn a_request_while_the_first_is_in_progress_is_409_with_retry_after() {
         let slot = seen.clone();
         // The second request arrives while the first is about to commit.
         api.store.before(
-            |op| matches!(op, Op::SetMany(_)),
+            |op| matches!(op, Op::Set(_)),
             move |_| {
                 *slot.borrow_mut() = Some(competitor.post_keyed("k", REX));
             },
@@ -333,10 +333,10 @@ fn concurrent_first_requests_elect_one_creator_at_every_step() {
     let steps: [fn(&Op) -> bool; 6] = [
         |op| matches!(op, Op::Increment(k) if k == "ctr:id"),
         |op| matches!(op, Op::Increment(k) if k == "ctr:sold"),
-        |op| matches!(op, Op::Set(_)),
+        |op| matches!(op, Op::SetMany(_)),
         |op| matches!(op, Op::CasBegin(_)),
         |op| matches!(op, Op::Swap(_)),
-        |op| matches!(op, Op::SetMany(_)),
+        |op| matches!(op, Op::Set(_)),
     ];
     for backend in BACKENDS {
         for (step, when) in steps.iter().enumerate() {
@@ -444,7 +444,7 @@ fn a_late_owner_and_the_retry_that_finished_for_it_make_one_pet() {
         // The owner stalls before its commit for longer than the lease; a
         // retry finishes the create; then the owner's commit lands.
         api.store.before(
-            |op| matches!(op, Op::SetMany(_)),
+            |op| matches!(op, Op::Set(_)),
             move |_| {
                 retry.advance_ms(LEASE_MS + 1);
                 *slot.borrow_mut() = Some(retry.post_keyed("k", REX));
@@ -461,8 +461,8 @@ fn a_late_owner_and_the_retry_that_finished_for_it_make_one_pet() {
 #[test]
 fn an_abandoned_create_holds_its_key_for_the_lease_then_a_retry_finishes_it() {
     let api = Api::new();
-    // Calls 1–7 reserve, write the intent and claim (a `cas_begin` is two
-    // host calls); call 8 is the commit.
+    // Calls 1–7 reserve, stage and claim (a `cas_begin` is two host
+    // calls); call 8 is the commit.
     api.store.inject(Fault::Fail(8));
     let message = assert_error(&api.post_keyed("k", REX), 503, "store_unavailable");
     assert!(message.contains("same Idempotency-Key"), "{message}");

@@ -27,6 +27,8 @@ use petstore_host::server::{self, Host, Loaded, Output};
 
 const KEY: &str = "bench-key";
 const CREATE_BODY: &str = r#"{"name":"Bench","categoryId":3,"status":"pending"}"#;
+/// The one key of the replay benchmark.
+const REPLAYED_KEY: &str = "bench-replayed";
 
 struct Options {
     backends: Vec<Backend>,
@@ -90,14 +92,30 @@ fn options() -> Result<Options> {
 struct Operation {
     name: &'static str,
     path: String,
-    create: bool,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Create,
+    /// A create with a new `Idempotency-Key` on every request.
+    KeyedCreate,
+    /// The same `Idempotency-Key` and body every time: replays.
+    Replay,
+}
+
+impl Kind {
+    fn creates(self) -> bool {
+        self != Kind::Read
+    }
 }
 
 fn operations(pets: usize) -> Vec<Operation> {
     let get = |name, path: String| Operation {
         name,
         path,
-        create: false,
+        kind: Kind::Read,
     };
     vec![
         get("listPets?limit=100", "/v1/pets?limit=100".into()),
@@ -113,11 +131,21 @@ fn operations(pets: usize) -> Vec<Operation> {
             ),
         ),
         get("getPet", format!("/v1/pets/{}", pets / 2 + 1)),
-        // Last: it grows the catalogue.
+        // Last: they grow the catalogue.
         Operation {
             name: "createPet",
             path: "/v1/pets".into(),
-            create: true,
+            kind: Kind::Create,
+        },
+        Operation {
+            name: "createPet, new Idempotency-Key",
+            path: "/v1/pets".into(),
+            kind: Kind::KeyedCreate,
+        },
+        Operation {
+            name: "createPet, replayed",
+            path: "/v1/pets".into(),
+            kind: Kind::Replay,
         },
     ]
 }
@@ -152,13 +180,19 @@ fn count(kv: &KvStore, addr: SocketAddr, op: &Operation, n: u64) -> Result<Cost>
     let keys_before = kv.key_count();
     kv.reset_stats();
     let mut body_bytes = 0;
-    for _ in 0..n {
-        let request = if op.create {
-            agent
+    let run = unique_prefix();
+    for i in 0..n {
+        let request = if op.kind.creates() {
+            let mut post = agent
                 .post(&url)
                 .header("authorization", &format!("Bearer {KEY}"))
-                .header("content-type", "application/json")
-                .send(CREATE_BODY)
+                .header("content-type", "application/json");
+            match op.kind {
+                Kind::KeyedCreate => post = post.header("idempotency-key", &format!("{run}-{i}")),
+                Kind::Replay => post = post.header("idempotency-key", REPLAYED_KEY),
+                _ => {}
+            }
+            post.send(CREATE_BODY)
         } else {
             agent
                 .get(&url)
@@ -166,7 +200,7 @@ fn count(kv: &KvStore, addr: SocketAddr, op: &Operation, n: u64) -> Result<Cost>
                 .call()
         };
         let mut response = request?;
-        let expected = if op.create { 201 } else { 200 };
+        let expected = if op.kind.creates() { 201 } else { 200 };
         if response.status().as_u16() != expected {
             bail!("{}: status {}", op.name, response.status());
         }
@@ -189,20 +223,41 @@ struct Load {
     rps: f64,
 }
 
-fn wrk(url: &str, create: bool, connections: usize, seconds: u64) -> Result<Load> {
+/// A prefix no earlier run used, for unique `Idempotency-Key`s.
+fn unique_prefix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("bench-{}-{nanos}", std::process::id())
+}
+
+fn wrk(url: &str, kind: Kind, connections: usize, seconds: u64) -> Result<Load> {
     let mut cmd = Command::new("wrk");
     cmd.args(["-t1", "-c", &connections.to_string()])
         .args(["-d", &format!("{seconds}s"), "--latency"])
         .args(["-H", &format!("Authorization: Bearer {KEY}")]);
     let script = std::env::temp_dir().join(format!("petstore-bench-{}.lua", std::process::id()));
-    if create {
-        std::fs::write(
-            &script,
-            format!(
-                "wrk.method = \"POST\"\nwrk.body = '{CREATE_BODY}'\n\
-                 wrk.headers[\"Content-Type\"] = \"application/json\"\n"
-            ),
-        )?;
+    if kind.creates() {
+        let mut lua = format!(
+            "wrk.method = \"POST\"\nwrk.body = '{CREATE_BODY}'\n\
+             wrk.headers[\"Content-Type\"] = \"application/json\"\n"
+        );
+        match kind {
+            Kind::Replay => lua.push_str(&format!(
+                "wrk.headers[\"Idempotency-Key\"] = \"{REPLAYED_KEY}\"\n"
+            )),
+            Kind::KeyedCreate => lua.push_str(&format!(
+                "local n = 0\n\
+                 request = function()\n\
+                   n = n + 1\n\
+                   wrk.headers[\"Idempotency-Key\"] = \"{}-\" .. n\n\
+                   return wrk.format()\n\
+                 end\n",
+                unique_prefix()
+            )),
+            _ => {}
+        }
+        std::fs::write(&script, lua)?;
         cmd.arg("-s").arg(&script);
     }
     cmd.arg(url);
@@ -278,11 +333,19 @@ fn filesystem_of(path: &Path) -> String {
 /// The floor's query for the same work as `cost`: the same number of plain
 /// `get`s and the same body size, or the minimal create.
 fn floor_query(op: &Operation, cost: &Cost) -> String {
-    if op.create {
-        format!("/v1/floor?create=1&bytes={}", cost.body_bytes)
-    } else {
-        let gets = cost.per(cost.stats.gets).round() as u64;
-        format!("/v1/floor?gets={gets}&bytes={}", cost.body_bytes)
+    match op.kind {
+        Kind::Create | Kind::KeyedCreate => {
+            format!("/v1/floor?create=1&bytes={}", cost.body_bytes)
+        }
+        // A replay reads the key's word and the pet: two calls.
+        Kind::Replay => {
+            let calls = cost.per(cost.stats.calls).round() as u64;
+            format!("/v1/floor?gets={calls}&bytes={}", cost.body_bytes)
+        }
+        Kind::Read => {
+            let gets = cost.per(cost.stats.gets).round() as u64;
+            format!("/v1/floor?gets={gets}&bytes={}", cost.body_bytes)
+        }
     }
 }
 
@@ -356,13 +419,8 @@ fn main() -> Result<()> {
                 );
                 let floor_url = format!("http://{theirs}{}", floor_query(&op, &cost));
                 for &c in &o.connections {
-                    let load = wrk(
-                        &format!("http://{ours}{}", op.path),
-                        op.create,
-                        c,
-                        o.seconds,
-                    )?;
-                    let base = wrk(&floor_url, false, c, o.seconds)?;
+                    let load = wrk(&format!("http://{ours}{}", op.path), op.kind, c, o.seconds)?;
+                    let base = wrk(&floor_url, Kind::Read, c, o.seconds)?;
                     print!(
                         " {:.3} | {:.3} | {:.2} | {:.3} | {:.0} |",
                         load.p50_ms,
@@ -378,7 +436,8 @@ fn main() -> Result<()> {
         }
         println!(
             "\nFloor queries: reads `/v1/floor?gets=G&bytes=B` (G = our gets), \
-             createPet `/v1/floor?create=1&bytes=B`."
+             createPet (with or without a key) `/v1/floor?create=1&bytes=B`, \
+             a replay `/v1/floor?gets=2&bytes=B`."
         );
     }
     Ok(())
