@@ -73,7 +73,7 @@ impl Env {
         now_ms: u64,
     ) -> Env {
         Env {
-            keys: api_key.map(|v| ApiKeys::parse(&v)),
+            keys: api_key.and_then(|v| ApiKeys::parse(&v)),
             idempotency_lease_ms: lease_ms.and_then(|v| parse_lease_ms(&v)),
             now_ms,
         }

@@ -33,7 +33,7 @@ impl Api {
     pub fn on(store: MemStore) -> Api {
         Api {
             store,
-            keys: Ok(ApiKeys::parse(KEY)),
+            keys: ApiKeys::parse(KEY),
             lease_ms: Ok(LEASE_MS),
             now_ms: Cell::new(START_MS),
         }
