@@ -43,6 +43,9 @@ pub enum ApiError {
     /// happened, a retry with the same key ends in exactly one pet.
     KeyedCreateUnavailable(StoreError),
     Internal(String),
+    /// A Spin variable is unusable: `/v1/health` answers 503 so that a
+    /// broken rollout fails its probes.
+    Misconfigured(String),
 }
 
 #[derive(Serialize)]
@@ -69,6 +72,7 @@ impl ApiError {
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Misconfigured(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -88,6 +92,7 @@ impl ApiError {
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => "store_unavailable",
             ApiError::Internal(_) => "internal_error",
+            ApiError::Misconfigured(_) => "misconfigured",
         }
     }
 
@@ -134,6 +139,9 @@ impl ApiError {
                     .into()
             }
             ApiError::Internal(_) => "internal error".into(),
+            ApiError::Misconfigured(_) => {
+                "the service is misconfigured; its operators can see why in its log".into()
+            }
         }
     }
 
@@ -143,7 +151,7 @@ impl ApiError {
             ApiError::StoreUnavailable(e) => Some(e.to_string()),
             ApiError::CreateOutcomeUnknown(e) => Some(format!("create outcome unknown: {e}")),
             ApiError::KeyedCreateUnavailable(e) => Some(format!("keyed create: {e}")),
-            ApiError::Internal(m) => Some(m.clone()),
+            ApiError::Internal(m) | ApiError::Misconfigured(m) => Some(m.clone()),
             _ => None,
         }
     }

@@ -15,8 +15,7 @@
 use sha2::{Digest, Sha256};
 
 use crate::catalogue::{
-    decode_counter, encode_counter_like, encode_pet, pet_key, Catalogue, Pending, PetRecord,
-    Reserved,
+    decode_counter, encode_counter_like, encode_pet, Catalogue, Pending, PetRecord,
 };
 use crate::errors::ApiError;
 use crate::model::{NewPet, Pet};

@@ -4,11 +4,12 @@
 use http::{Method, StatusCode};
 
 use crate::auth::ApiKeys;
-use crate::catalogue::{json_array, Catalogue};
+use crate::catalogue::{json_array, Catalogue, ID_COUNTER};
 use crate::errors::ApiError;
 use crate::idempotency::{self, IdempotencyKey, Keyed, Lease};
 use crate::model::{parse_digits, ListQuery, NewPet, Pet};
 use crate::request::{Body, Request};
+use crate::request_id::RequestId;
 use crate::response::Response;
 use crate::store::KvStore;
 
@@ -21,9 +22,11 @@ pub const SUCCESSOR_LINK: &str = r#"</v1/pets>; rel="successor-version""#;
 /// The OpenAPI document, served byte for byte at `GET /v1/openapi.json`.
 pub const OPENAPI_DOCUMENT: &[u8] = include_bytes!("../openapi/petstore-v1.json");
 pub const OPENAPI_PATH: &str = "/v1/openapi.json";
+pub const HEALTH_PATH: &str = "/v1/health";
 
 enum Route<'a> {
     OpenApi,
+    Health,
     Pets,
     Pet(&'a str),
     Unknown,
@@ -32,6 +35,9 @@ enum Route<'a> {
 fn route(path: &str) -> Route<'_> {
     if path == OPENAPI_PATH {
         return Route::OpenApi;
+    }
+    if path == HEALTH_PATH {
+        return Route::Health;
     }
     match path.strip_prefix("/v1/pets") {
         Some("") => Route::Pets,
@@ -43,12 +49,13 @@ fn route(path: &str) -> Route<'_> {
     }
 }
 
-/// A request's answer, and for the log what went wrong behind a 5xx (the
-/// client's Error body does not say; operators need to know) and what the
-/// request did to the index (repairs of the key-value index, logged).
+/// A request's answer, and for the log its id, what went wrong behind a 5xx
+/// (the client's Error body does not say; operators need to know) and what
+/// the request did to the index (repairs of the key-value index, logged).
 #[derive(Debug)]
 pub struct Handled {
     pub response: Response,
+    pub request_id: RequestId,
     pub detail: Option<String>,
     pub notes: Vec<String>,
 }
@@ -63,20 +70,21 @@ pub struct Env {
     pub idempotency_lease_ms: Result<u64, String>,
     /// Now, in Unix milliseconds.
     pub now_ms: u64,
+    /// Fresh random bits, for a request id the client did not give.
+    pub random: [u8; 16],
 }
 
 impl Env {
-    /// The environment of a deployment whose variables hold these values.
-    pub fn from_variables(
-        api_key: Result<String, String>,
-        lease_ms: Result<String, String>,
-        now_ms: u64,
-    ) -> Env {
-        Env {
-            keys: api_key.and_then(|v| ApiKeys::parse(&v)),
-            idempotency_lease_ms: lease_ms.and_then(|v| parse_lease_ms(&v)),
-            now_ms,
-        }
+    /// Whether every variable is usable; if not, the first problem (named
+    /// by variable, never showing a value), for the log and `/v1/health`.
+    pub fn check(&self) -> Result<(), String> {
+        self.keys
+            .as_ref()
+            .map_err(|e| format!("variable api_key: {e}"))?;
+        self.idempotency_lease_ms
+            .as_ref()
+            .map_err(|e| format!("variable idempotency_lease_ms: {e}"))?;
+        Ok(())
     }
 }
 
@@ -92,8 +100,10 @@ pub fn parse_lease_ms(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{text}' is not a number of milliseconds from 1 to {MAX_LEASE_MS}"))
 }
 
-/// Answers one request. Never panics; every error is an Error body.
+/// Answers one request. Never panics; every error is an Error body; every
+/// response carries the request's id.
 pub fn handle<S: KvStore>(request: &Request, env: &Env, store: &S) -> Handled {
+    let request_id = RequestId::for_request(request, env.random);
     let mut notes = Vec::new();
     let (result, deprecated_operation) = respond(request, env, store, &mut notes);
     let detail = result.as_ref().err().and_then(ApiError::detail);
@@ -101,8 +111,10 @@ pub fn handle<S: KvStore>(request: &Request, env: &Env, store: &S) -> Handled {
     if deprecated_operation {
         response = deprecated(response);
     }
+    response = response.with_header(crate::request_id::HEADER, request_id.as_str());
     Handled {
         response,
+        request_id,
         detail,
         notes,
     }
@@ -117,16 +129,20 @@ fn respond<S: KvStore>(
     notes: &mut Vec<String>,
 ) -> (Result<Response, ApiError>, bool) {
     let route = route(&request.path);
-    // The one public route: the interface description itself.
-    if let (Route::OpenApi, &Method::GET) = (&route, &request.method) {
-        let document = Response {
-            status: StatusCode::OK,
-            headers: vec![("content-type", "application/json".to_string())],
-            body: OPENAPI_DOCUMENT.to_vec(),
-        };
-        return (Ok(document), false);
+    // The public routes: the interface description, and the health probe.
+    match (&route, &request.method) {
+        (Route::OpenApi, &Method::GET) => {
+            let document = Response {
+                status: StatusCode::OK,
+                headers: vec![("content-type", "application/json".to_string())],
+                body: OPENAPI_DOCUMENT.to_vec(),
+            };
+            return (Ok(document), false);
+        }
+        (Route::Health, &Method::GET) => return (health(env, store), false),
+        _ => {}
     }
-    if let Err(e) = authenticate(request, &env.keys) {
+    if let Err(e) = authenticate(request, env) {
         return (Err(e), false);
     }
     let catalogue = Catalogue::new(store);
@@ -138,17 +154,33 @@ fn respond<S: KvStore>(
             Err(ApiError::MethodNotAllowed { allow: "GET, POST" }),
             false,
         ),
-        (Route::Pet(_) | Route::OpenApi, _) => {
+        (Route::Pet(_) | Route::OpenApi | Route::Health, _) => {
             (Err(ApiError::MethodNotAllowed { allow: "GET" }), false)
         }
         (Route::Unknown, _) => (Err(ApiError::NotFound("no such resource".into())), false),
     }
 }
 
-fn authenticate(request: &Request, keys: &Result<ApiKeys, String>) -> Result<(), ApiError> {
-    keys.as_ref()
-        .map_err(|e| ApiError::Internal(format!("variable api_key: {e}")))?
-        .authenticate(request)
+/// `GET /v1/health`: 200 when the variables are usable and one read of the
+/// store succeeds; 503 otherwise. The body never holds data.
+fn health<S: KvStore>(env: &Env, store: &S) -> Result<Response, ApiError> {
+    env.check().map_err(ApiError::Misconfigured)?;
+    store.get(ID_COUNTER)?;
+    Ok(
+        Response::json_text(StatusCode::OK, br#"{"status":"ok"}"#.to_vec())
+            .with_header("cache-control", "no-store"),
+    )
+}
+
+/// A deployment with an unusable variable answers 500 to every request that
+/// needs authentication, also one without credentials: loudly, instead of
+/// locking clients out with 401s that say nothing to its operators.
+fn authenticate(request: &Request, env: &Env) -> Result<(), ApiError> {
+    env.check().map_err(ApiError::Internal)?;
+    match &env.keys {
+        Ok(keys) => keys.authenticate(request),
+        Err(e) => Err(ApiError::Internal(format!("variable api_key: {e}"))),
+    }
 }
 
 fn list_pets<S: KvStore>(
@@ -250,41 +282,4 @@ fn deprecated(response: Response) -> Response {
         .with_header("deprecation", DEPRECATION)
         .with_header("sunset", SUNSET)
         .with_header("link", SUCCESSOR_LINK)
-}
-
-/// The access-log line: method as received, path without query, status,
-/// duration, and for a 5xx its cause; a response that could not be sent is
-/// marked so, with the cause. The query and headers (cursor, key) are never
-/// logged.
-pub fn log_line(
-    method: &str,
-    path: &str,
-    handled: &Handled,
-    micros: u128,
-    sent: &Result<(), String>,
-) -> String {
-    let mut line = format!(
-        "{} {} {} {}.{:03}ms",
-        method.escape_debug(),
-        path,
-        handled.response.status.as_u16(),
-        micros / 1000,
-        micros % 1000
-    );
-    if let Some(detail) = &handled.detail {
-        line.push_str(" (");
-        line.push_str(detail);
-        line.push(')');
-    }
-    if let Err(cause) = sent {
-        line.push_str(" NOT SENT (");
-        line.push_str(cause);
-        line.push(')');
-    }
-    line
-}
-
-/// A line for what a request did to the index, tied to its path.
-pub fn note_line(path: &str, note: &str) -> String {
-    format!("note {path}: {note}")
 }

@@ -1,11 +1,14 @@
 //! The Spin layer: `wasi:http` in and out, `wasi:keyvalue` as a [`KvStore`],
-//! the `api_key` variable. Compiled for wasm32 only; all logic is in the core.
+//! the variables, the clocks and `wasi:random`, the access log on stdout.
+//! Compiled for wasm32 only; all logic is in the core.
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::time::Instant;
 
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
+use crate::auth::ApiKeys;
+use crate::log;
 use crate::request::{Body, Request, MAX_BODY_BYTES};
 use crate::response::Response;
 use crate::routes::{self, Env};
@@ -38,21 +41,38 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
         Body::Complete(Vec::new())
     };
     let request = Request::new(method, &target, headers, body);
-    let env = Env::from_variables(
-        variable("api_key"),
-        variable("idempotency_lease_ms"),
-        unix_millis(),
-    );
-    let handled = routes::handle(&request, &env, &SpinStore::default());
+    let env = Env {
+        keys: variable("api_key").and_then(|v| ApiKeys::parse(&v)),
+        idempotency_lease_ms: variable("idempotency_lease_ms")
+            .and_then(|v| routes::parse_lease_ms(&v)),
+        now_ms: unix_millis(),
+        random: random_bits(),
+    };
+    let store = SpinStore::default();
+    let handled = routes::handle(&request, &env, &store);
     let sent = send(outparam, &handled.response);
     let micros = started.elapsed().as_micros();
-    for note in &handled.notes {
-        println!("{}", routes::note_line(&request.path, note));
-    }
     println!(
         "{}",
-        routes::log_line(&method_text, &request.path, &handled, micros, &sent)
+        log::access_line(
+            &method_text,
+            &request.path,
+            &handled,
+            micros,
+            store.calls.get(),
+            &sent
+        )
     );
+}
+
+/// 128 bits from the host's random source (`wasi:random`).
+fn random_bits() -> [u8; 16] {
+    let bytes = bindings::wasi::random::random::get_random_bytes(16);
+    let mut bits = [0u8; 16];
+    for (b, r) in bits.iter_mut().zip(bytes) {
+        *b = r;
+    }
+    bits
 }
 
 fn variable(name: &str) -> Result<String, String> {
@@ -98,10 +118,12 @@ fn send(outparam: ResponseOutparam, response: &Response) -> Result<(), String> {
 }
 
 /// Spin's `default` key-value store, opened on first use (a request that
-/// needs no data, such as a 401, never opens it).
+/// needs no data, such as a 401, never opens it). Counts its host calls for
+/// the log.
 #[derive(Default)]
 struct SpinStore {
     bucket: OnceCell<Result<store::Bucket, StoreError>>,
+    calls: Cell<u64>,
 }
 
 fn store_error(e: store::Error) -> StoreError {
@@ -113,6 +135,10 @@ fn store_error(e: store::Error) -> StoreError {
 }
 
 impl SpinStore {
+    fn count(&self, calls: u64) {
+        self.calls.set(self.calls.get() + calls);
+    }
+
     fn bucket(&self) -> Result<&store::Bucket, StoreError> {
         self.bucket
             .get_or_init(|| store::open("default").map_err(store_error))
@@ -125,28 +151,40 @@ impl KvStore for SpinStore {
     type Cas = atomics::Cas;
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.bucket()?.get(key).map_err(store_error)
+        let bucket = self.bucket()?;
+        self.count(1);
+        bucket.get(key).map_err(store_error)
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.bucket()?.set(key, value).map_err(store_error)
+        let bucket = self.bucket()?;
+        self.count(1);
+        bucket.set(key, value).map_err(store_error)
     }
 
     fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
-        batch::set_many(self.bucket()?, pairs).map_err(store_error)
+        let bucket = self.bucket()?;
+        self.count(1);
+        batch::set_many(bucket, pairs).map_err(store_error)
     }
 
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
-        atomics::increment(self.bucket()?, key, delta).map_err(store_error)
+        let bucket = self.bucket()?;
+        self.count(1);
+        atomics::increment(bucket, key, delta).map_err(store_error)
     }
 
     fn cas_begin(&self, key: &str) -> Result<(atomics::Cas, Option<Vec<u8>>), StoreError> {
-        let cas = atomics::Cas::new(self.bucket()?, key).map_err(store_error)?;
+        let bucket = self.bucket()?;
+        self.count(1);
+        let cas = atomics::Cas::new(bucket, key).map_err(store_error)?;
+        self.count(1);
         let current = cas.current().map_err(store_error)?;
         Ok((cas, current))
     }
 
     fn cas_swap(&self, cas: atomics::Cas, value: &[u8]) -> Result<SwapReport, StoreError> {
+        self.count(1);
         match atomics::swap(cas, value) {
             Ok(()) => Ok(SwapReport::Swapped),
             Err(atomics::CasError::CasFailed(_)) => Ok(SwapReport::Conflict),

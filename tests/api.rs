@@ -474,7 +474,8 @@ fn store_orders_are_not_part_of_v1() {
 }
 
 #[test]
-fn the_log_line_has_method_path_status_duration_and_the_cause_of_a_5xx() {
+fn the_log_line_is_json_with_every_field_and_the_cause_of_a_5xx() {
+    use petstore::log::access_line;
     use petstore::request::{Body, Request};
     use petstore_testkit::Fault;
     let api = Api::new();
@@ -482,36 +483,53 @@ fn the_log_line_has_method_path_status_duration_and_the_cause_of_a_5xx() {
     let request = Request::new(
         Method::GET,
         "/v1/pets?limit=5&cursor=c1",
-        vec![("authorization".into(), auth.into_bytes())],
+        vec![
+            ("authorization".into(), auth.into_bytes()),
+            ("x-request-id".into(), b"req-1".to_vec()),
+        ],
         Body::Complete(vec![]),
     );
     let handled = api.handle(request.clone());
-    let line = petstore::routes::log_line("GET", &request.path, &handled, 1234, &Ok(()));
-    assert_eq!(line, "GET /v1/pets 200 1.234ms");
-    // A response that could not be sent says so, with the status attempted.
-    let unsent = Err("stream closed".to_string());
-    let line = petstore::routes::log_line("GET", &request.path, &handled, 1234, &unsent);
-    assert_eq!(line, "GET /v1/pets 200 1.234ms NOT SENT (stream closed)");
-    // The method is logged as received, never replaced.
-    let line = petstore::routes::log_line("BR\nEW", &request.path, &handled, 1, &Ok(()));
-    assert!(line.starts_with("BR\\nEW /v1/pets 200"), "{line}");
-    api.store.inject(Fault::Fail(api.store.calls() + 1));
-    let handled = api.handle(request.clone());
-    let line = petstore::routes::log_line("GET", &request.path, &handled, 5, &Ok(()));
+    let line = access_line("GET", &request.path, &handled, 1234, 2, &Ok(()));
     assert_eq!(
         line,
-        "GET /v1/pets 503 0.005ms (key-value store: injected failure of get)"
+        r#"{"request_id":"req-1","method":"GET","path":"/v1/pets","status":200,"duration_ms":1.234,"kv_calls":2}"#
     );
+    // A response that could not be sent says so, with the status attempted.
+    let unsent = Err("stream closed".to_string());
+    let line = access_line("GET", &request.path, &handled, 1234, 2, &unsent);
+    assert_eq!(json_line(&line)["send_error"], "stream closed");
+    // The method is logged as received, escaped as JSON.
+    let line = access_line("BR\nEW", &request.path, &handled, 1, 0, &Ok(()));
+    assert_eq!(json_line(&line)["method"], "BR\nEW");
+    assert!(!line.contains('\n'));
+    api.store.inject(Fault::Fail(api.store.calls() + 1));
+    let handled = api.handle(request.clone());
+    let line = access_line("GET", &request.path, &handled, 5, 1, &Ok(()));
+    let fields = json_line(&line);
+    assert_eq!(fields["status"], 503);
+    assert_eq!(fields["cause"], "key-value store: injected failure of get");
+    assert_eq!(fields["duration_ms"], 0.005);
     assert!(!line.contains(KEY) && !line.contains("cursor"));
-    // A 4xx needs no cause in the log: the client got it in the body.
+    // A 4xx has no cause: the client got it in the body. A wrong key is
+    // never logged.
     let wrong = Request::new(
         Method::GET,
         "/v1/pets",
-        vec![("authorization".into(), b"Bearer x".to_vec())],
+        vec![("authorization".into(), b"Bearer wrong-secret".to_vec())],
         Body::Complete(vec![]),
     );
-    let handled = api.handle(wrong);
-    assert_eq!(handled.detail, None);
+    let handled = api.handle(wrong.clone());
+    let line = access_line("GET", &wrong.path, &handled, 5, 0, &Ok(()));
+    let fields = json_line(&line);
+    assert_eq!(fields["status"], 401);
+    assert!(fields.get("cause").is_none());
+    assert!(!line.contains("secret"));
+    assert_eq!(fields["request_id"], "07".repeat(16), "generated");
+}
+
+fn json_line(line: &str) -> serde_json::Value {
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
 }
 
 #[test]

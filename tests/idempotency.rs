@@ -494,12 +494,12 @@ fn an_abandoned_create_holds_its_key_for_the_lease_then_a_retry_finishes_it() {
 }
 
 #[test]
-fn a_misconfigured_lease_is_a_500_for_keyed_creates_only() {
+fn a_misconfigured_lease_is_a_500_for_every_authenticated_request() {
     let mut api = Api::new();
     api.lease_ms = Err("'abc' is not a number".into());
     assert_error(&api.post_keyed("k", REX), 500, "internal_error");
+    assert_error(&api.post(REX), 500, "internal_error");
     assert!(api.store.keys().is_empty());
-    assert_created(&api.post(REX));
     assert_eq!(
         petstore::routes::parse_lease_ms("250"),
         Ok(250),

@@ -23,6 +23,8 @@ pub struct Api {
     pub lease_ms: Result<u64, String>,
     /// The clock the core is given (Unix ms); tests move it by hand.
     pub now_ms: Cell<u64>,
+    /// The random bits the core is given for a generated request id.
+    pub random: Cell<[u8; 16]>,
 }
 
 impl Api {
@@ -36,6 +38,7 @@ impl Api {
             keys: ApiKeys::parse(KEY),
             lease_ms: Ok(LEASE_MS),
             now_ms: Cell::new(START_MS),
+            random: Cell::new([7; 16]),
         }
     }
 
@@ -65,6 +68,7 @@ impl Api {
             keys: self.keys.clone(),
             idempotency_lease_ms: self.lease_ms.clone(),
             now_ms: self.now_ms.get(),
+            random: self.random.get(),
         };
         routes::handle(&request, &env, &self.store)
     }

@@ -541,6 +541,23 @@ pub fn build_wasm(dir: &Path, packages: &[&str]) -> Result<()> {
 }
 
 /// Loads the application of `manifest` with `variables` (as `--variable`).
+impl Loaded {
+    /// The same compiled component with some component variables set to
+    /// other values (as another `--variable` would render them).
+    pub fn with_variables(&self, variables: &[(&str, &str)]) -> Arc<Loaded> {
+        let mut app = self.app.clone();
+        for (name, value) in variables {
+            app.variables.insert(name.to_string(), value.to_string());
+        }
+        Arc::new(Loaded {
+            app,
+            pre: self.pre.clone(),
+            component: self.component.clone(),
+            component_size: self.component_size,
+        })
+    }
+}
+
 pub fn load_app(manifest: &Path, variables: &HashMap<String, String>) -> Result<Arc<Loaded>> {
     let app = crate::manifest::load(manifest, variables)?;
     Ok(Arc::new(Loaded::load(app)?))

@@ -220,40 +220,110 @@ fn both_keys_of_a_rotation_are_accepted() {
         .assert_error(401, "unauthorized");
 }
 
-#[test]
-fn one_log_line_per_request_without_query_or_key() {
-    let s = serve(Backend::Memory);
-    s.get("/v1/pets?limit=5&cursor=c1");
-    s.send("GET", "/v1/pets", Some("wrong-secret"), &[], None);
-    s.create("logged", "sold");
-    let lines = {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        loop {
-            let lines = s.log.lock().unwrap().clone();
-            if lines.len() >= 3 || std::time::Instant::now() > deadline {
-                break lines;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
+/// The log lines so far, once there are `n` (the host prints a line after
+/// the response is sent).
+fn log_lines(s: &crate::support::Server, n: usize) -> Vec<serde_json::Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let lines = s.log.lock().unwrap().clone();
+        if lines.len() >= n || std::time::Instant::now() > deadline {
+            return lines
+                .iter()
+                .map(|l| {
+                    assert!(
+                        !l.contains("secret")
+                            && !l.contains(crate::support::KEY)
+                            && !l.contains('?'),
+                        "{l}"
+                    );
+                    serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))
+                })
+                .collect();
         }
-    };
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn one_json_log_line_per_request_with_its_id_never_the_query_or_key() {
+    let s = serve(Backend::Memory);
+    let listed = s.send(
+        "GET",
+        "/v1/pets?limit=5&cursor=c1",
+        Some(crate::support::KEY),
+        &[("x-request-id", "client-7")],
+        None,
+    );
+    let wrong = s.send("GET", "/v1/pets", Some("wrong-secret"), &[], None);
+    s.create("logged", "sold");
+    let lines = log_lines(&s, 3);
     assert_eq!(lines.len(), 3, "{lines:?}");
-    let shape = |line: &str, start: &str| line.starts_with(start) && line.ends_with("ms");
+    let first = &lines[0];
+    assert_eq!(first["request_id"], "client-7");
+    assert_eq!(listed.header("x-request-id"), Some("client-7"));
+    assert_eq!(first["method"], "GET");
+    assert_eq!(first["path"], "/v1/pets");
+    assert_eq!(first["status"], 200);
+    assert!(first["duration_ms"].as_f64().unwrap() > 0.0);
+    assert!(first["kv_calls"].as_u64().unwrap() >= 1);
+    let second = &lines[1];
+    assert_eq!(second["status"], 401);
+    assert_eq!(second["kv_calls"], 0);
+    // A generated id: 128 random bits in hex, echoed.
+    let id = wrong.header("x-request-id").unwrap();
+    assert_eq!(second["request_id"], id);
     assert!(
-        lines.iter().any(|l| shape(l, "GET /v1/pets 200 ")),
-        "{lines:?}"
+        id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{id}"
     );
-    assert!(
-        lines.iter().any(|l| shape(l, "GET /v1/pets 401 ")),
-        "{lines:?}"
+    assert_eq!(lines[2]["method"], "POST");
+    assert_eq!(lines[2]["status"], 201);
+    assert_eq!(lines[2]["kv_calls"], 3);
+    let fields: Vec<_> = first.as_object().unwrap().keys().cloned().collect();
+    assert_eq!(
+        fields,
+        [
+            "duration_ms",
+            "kv_calls",
+            "method",
+            "path",
+            "request_id",
+            "status"
+        ],
+        "no cause on a 2xx"
     );
-    assert!(
-        lines.iter().any(|l| shape(l, "POST /v1/pets 201 ")),
-        "{lines:?}"
-    );
-    for line in &lines {
+}
+
+#[test]
+fn health_answers_without_a_key_and_fails_with_the_store() {
+    for backend in crate::support::BACKENDS {
+        let s = serve(backend);
+        let r = s.send(
+            "GET",
+            "/v1/health",
+            None,
+            &[("x-request-id", "probe-1")],
+            None,
+        );
+        assert_eq!(
+            (r.status, r.body.as_str()),
+            (200, r#"{"status":"ok"}"#),
+            "{backend:?}"
+        );
+        assert_eq!(r.header("x-request-id"), Some("probe-1"));
+        s.host.kv().inject(&[petstore_host::kv::Fault::Fail(1)]);
+        let r = s.send("GET", "/v1/health", None, &[], None);
+        s.host.kv().inject(&[]);
+        r.assert_error(503, "store_unavailable");
+        let lines = log_lines(&s, 2);
+        assert_eq!(lines[1]["status"], 503);
         assert!(
-            !line.contains("secret") && !line.contains(crate::support::KEY) && !line.contains('?'),
-            "{line}"
+            lines[1]["cause"]
+                .as_str()
+                .unwrap()
+                .contains("key-value store"),
+            "{:?}",
+            lines[1]
         );
     }
 }

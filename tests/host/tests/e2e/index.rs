@@ -167,7 +167,7 @@ fn a_deleted_corrupt_or_unwritten_piece_heals_after_one_page() {
         }
         let log = server.log.lock().unwrap().join("\n");
         assert!(
-            log.contains("note /v1/pets: index piece ix2:all:0"),
+            log.contains(r#""notes":["index piece ix2:all:0 missing"#),
             "{log}"
         );
         assert!(log.contains("unreadable"), "{log}");

@@ -7,5 +7,6 @@ mod contract;
 mod cost;
 mod idempotency;
 mod index;
+mod operations;
 mod quirks;
 mod support;

@@ -1,0 +1,169 @@
+//! What operators rely on: request ids on every response, the health probe,
+//! loud misconfiguration, and keys at rest as digests.
+
+mod common;
+
+use common::{assert_error, json, Api, KEY};
+use http::Method;
+use petstore::auth::ApiKeys;
+use petstore::response::Response;
+use petstore_testkit::Fault;
+
+fn health(api: &Api) -> Response {
+    api.request(Method::GET, "/v1/health", &[], b"")
+}
+
+#[test]
+fn every_response_carries_the_request_id() {
+    let api = Api::new();
+    let auth = format!("Bearer {KEY}");
+    let generated = "07".repeat(16);
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], u16);
+    let cases: [Case; 5] = [
+        ("/v1/pets", &[("Authorization", &auth)], 200),
+        ("/v1/pets", &[], 401),
+        ("/v1/pets/9", &[("Authorization", &auth)], 404),
+        ("/v1/openapi.json", &[], 200),
+        ("/v1/health", &[], 200),
+    ];
+    for (target, headers, status) in cases {
+        let r = api.request(Method::GET, target, headers, b"");
+        assert_eq!(r.status.as_u16(), status, "{target}");
+        assert_eq!(
+            r.header("x-request-id"),
+            Some(generated.as_str()),
+            "{target}"
+        );
+        let mut with_id = headers.to_vec();
+        with_id.push(("X-Request-Id", "client-id:42"));
+        let r = api.request(Method::GET, target, &with_id, b"");
+        assert_eq!(r.header("x-request-id"), Some("client-id:42"), "{target}");
+        with_id.pop();
+        with_id.push(("X-Request-Id", "not ok!"));
+        let r = api.request(Method::GET, target, &with_id, b"");
+        assert_eq!(
+            r.status.as_u16(),
+            status,
+            "a bad id is replaced, not rejected"
+        );
+        assert_eq!(r.header("x-request-id"), Some(generated.as_str()));
+    }
+    // A 503 too.
+    api.store.inject(Fault::Fail(api.store.calls() + 1));
+    let r = api.request(
+        Method::GET,
+        "/v1/pets",
+        &[("Authorization", &auth), ("X-Request-Id", "r-503")],
+        b"",
+    );
+    assert_error(&r, 503, "store_unavailable");
+    assert_eq!(r.header("x-request-id"), Some("r-503"));
+}
+
+#[test]
+fn health_is_public_reads_the_store_once_and_reveals_nothing() {
+    let api = Api::new();
+    api.create("a", "sold");
+    api.store.reset_counts();
+    let r = health(&api);
+    assert_eq!(r.status.as_u16(), 200);
+    assert_eq!(r.body, br#"{"status":"ok"}"#);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.header("cache-control"), Some("no-store"));
+    assert_eq!(api.store.calls(), 1, "one read");
+    api.store.inject(Fault::Fail(api.store.calls() + 1));
+    let r = health(&api);
+    assert_error(&r, 503, "store_unavailable");
+    assert_eq!(r.header("retry-after"), Some("1"));
+    // Other methods are not public.
+    assert_error(
+        &api.request(Method::POST, "/v1/health", &[], b""),
+        401,
+        "unauthorized",
+    );
+    let auth = format!("Bearer {KEY}");
+    let r = api.request(
+        Method::DELETE,
+        "/v1/health",
+        &[("Authorization", &auth)],
+        b"",
+    );
+    assert_error(&r, 405, "method_not_allowed");
+    assert_eq!(r.header("allow"), Some("GET"));
+}
+
+#[test]
+fn each_unusable_api_key_is_a_500_with_its_cause_and_fails_health() {
+    for variable in [
+        "",
+        " , ",
+        "good, bad key",
+        "clé",
+        "sha256:123",
+        "k,sha256:xyz",
+    ] {
+        let mut api = Api::new();
+        api.keys = ApiKeys::parse(variable);
+        let cause = api.keys.as_ref().unwrap_err().clone();
+        let auth = format!("Bearer {KEY}");
+        for headers in [vec![], vec![("Authorization", auth.as_str())]] {
+            let request = petstore::request::Request::new(
+                Method::GET,
+                "/v1/pets",
+                headers
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
+                    .collect(),
+                petstore::request::Body::Complete(vec![]),
+            );
+            let handled = api.handle(request);
+            assert_error(&handled.response, 500, "internal_error");
+            let detail = handled.detail.unwrap();
+            assert_eq!(detail, format!("variable api_key: {cause}"), "{variable:?}");
+            assert!(!detail.contains("bad key") && !detail.contains("clé"));
+        }
+        let r = health(&api);
+        assert_error(&r, 503, "misconfigured");
+        assert!(
+            !String::from_utf8_lossy(&r.body).contains("api_key"),
+            "not told to clients"
+        );
+        // The OpenAPI document stays public.
+        let r = api.request(Method::GET, "/v1/openapi.json", &[], b"");
+        assert_eq!(r.status.as_u16(), 200);
+    }
+}
+
+#[test]
+fn digest_keys_work_mixed_with_plain_keys_and_rotate() {
+    // printf %s rotated | sha256sum
+    let digest = "sha256:f42546d5ecdd452509808b2d6d0413b5a738c70a793b99ccf8ed6f423aac83d3";
+    let mut api = Api::new();
+    api.keys = ApiKeys::parse(&format!("{KEY}, {digest}"));
+    let get = |key: &str| {
+        let auth = format!("Bearer {key}");
+        api.request(Method::GET, "/v1/pets", &[("Authorization", &auth)], b"")
+    };
+    assert_eq!(get(KEY).status.as_u16(), 200);
+    assert_eq!(get("rotated").status.as_u16(), 200);
+    let wrong = get("wrong");
+    assert_error(&wrong, 401, "unauthorized");
+    assert_eq!(
+        wrong.header("www-authenticate"),
+        Some(r#"Bearer realm="petstore", error="invalid_token""#)
+    );
+    assert_error(&get(&digest[7..]), 401, "unauthorized");
+    // Rotation: drop the plain key.
+    let mut api = Api::new();
+    api.keys = ApiKeys::parse(digest);
+    let auth = format!("Bearer {KEY}");
+    let old = api.request(Method::GET, "/v1/pets", &[("Authorization", &auth)], b"");
+    assert_error(&old, 401, "unauthorized");
+    let new = api.request(
+        Method::GET,
+        "/v1/pets",
+        &[("Authorization", "Bearer rotated")],
+        b"",
+    );
+    assert_eq!(json(&new), serde_json::json!([]));
+}
