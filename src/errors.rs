@@ -164,7 +164,8 @@ impl ApiError {
             message: &message,
             status: status.as_u16(),
         };
-        let mut response = Response::json(status, &body);
+        let mut response = Response::json(status, &body)
+            .with_header("cache-control", crate::conditional::ERROR_CACHE);
         match self {
             ApiError::Unauthorized { wrong_key } => {
                 let challenge = if wrong_key {

@@ -6,6 +6,8 @@
 
 pub mod auth;
 pub mod catalogue;
+pub mod conditional;
+pub mod cors;
 pub mod errors;
 pub mod idempotency;
 pub mod log;

@@ -5,6 +5,8 @@ use http::{Method, StatusCode};
 
 use crate::auth::ApiKeys;
 use crate::catalogue::{json_array, Catalogue, ID_COUNTER};
+use crate::conditional::{self, LIST_CACHE, PET_CACHE};
+use crate::cors::CorsOrigins;
 use crate::errors::ApiError;
 use crate::idempotency::{self, IdempotencyKey, Keyed, Lease};
 use crate::model::{parse_digits, ListQuery, NewPet, Pet};
@@ -30,6 +32,17 @@ enum Route<'a> {
     Pets,
     Pet(&'a str),
     Unknown,
+}
+
+impl Route<'_> {
+    /// The methods of a route that exists (its `Allow` header).
+    fn methods(&self) -> Option<&'static str> {
+        match self {
+            Route::Pets => Some("GET, POST"),
+            Route::Pet(_) | Route::OpenApi | Route::Health => Some("GET"),
+            Route::Unknown => None,
+        }
+    }
 }
 
 fn route(path: &str) -> Route<'_> {
@@ -68,6 +81,8 @@ pub struct Env {
     pub keys: Result<ApiKeys, String>,
     /// The `idempotency_lease_ms` variable.
     pub idempotency_lease_ms: Result<u64, String>,
+    /// The `cors_origins` variable.
+    pub cors: Result<CorsOrigins, String>,
     /// Now, in Unix milliseconds.
     pub now_ms: u64,
     /// Fresh random bits, for a request id the client did not give.
@@ -84,6 +99,9 @@ impl Env {
         self.idempotency_lease_ms
             .as_ref()
             .map_err(|e| format!("variable idempotency_lease_ms: {e}"))?;
+        self.cors
+            .as_ref()
+            .map_err(|e| format!("variable cors_origins: {e}"))?;
         Ok(())
     }
 }
@@ -110,6 +128,9 @@ pub fn handle<S: KvStore>(request: &Request, env: &Env, store: &S) -> Handled {
     let mut response = result.unwrap_or_else(ApiError::into_response);
     if deprecated_operation {
         response = deprecated(response);
+    }
+    if let Ok(cors) = &env.cors {
+        response = cors.decorate(request, response);
     }
     response = response.with_header(crate::request_id::HEADER, request_id.as_str());
     Handled {
@@ -142,22 +163,28 @@ fn respond<S: KvStore>(
         (Route::Health, &Method::GET) => return (health(env, store), false),
         _ => {}
     }
+    // A CORS preflight from an allowed origin for a route that exists.
+    if let Some(preflight) = env
+        .cors
+        .as_ref()
+        .ok()
+        .and_then(|cors| cors.preflight(request, route.methods()))
+    {
+        return (Ok(preflight), false);
+    }
     if let Err(e) = authenticate(request, env) {
         return (Err(e), false);
     }
     let catalogue = Catalogue::new(store);
     match (route, &request.method) {
-        (Route::Pet(id), &Method::GET) => (get_pet(&catalogue, id), true),
+        (Route::Pet(id), &Method::GET) => (get_pet(&catalogue, request, id), true),
         (Route::Pets, &Method::GET) => (list_pets(&catalogue, request, notes), false),
         (Route::Pets, &Method::POST) => (create_pet(store, request, env), false),
-        (Route::Pets, _) => (
-            Err(ApiError::MethodNotAllowed { allow: "GET, POST" }),
-            false,
-        ),
-        (Route::Pet(_) | Route::OpenApi | Route::Health, _) => {
-            (Err(ApiError::MethodNotAllowed { allow: "GET" }), false)
-        }
         (Route::Unknown, _) => (Err(ApiError::NotFound("no such resource".into())), false),
+        (route, _) => {
+            let allow = route.methods().unwrap_or_default();
+            (Err(ApiError::MethodNotAllowed { allow }), false)
+        }
     }
 }
 
@@ -193,6 +220,7 @@ fn list_pets<S: KvStore>(
     let page = catalogue.list(query.list(), from, query.limit)?;
     notes.extend(page.notes);
     let mut response = Response::json_text(StatusCode::OK, json_array(&page.pets));
+    let keep: &[&str] = &["link"];
     if let Some(next) = page.next {
         // Only the parameters the client used, plus the cursor (decisions.md).
         let mut params = Vec::new();
@@ -208,7 +236,8 @@ fn list_pets<S: KvStore>(
             format!(r#"</v1/pets?{}>; rel="next""#, params.join("&")),
         );
     }
-    Ok(response)
+    // A 304 repeats the page's `Link`: the same body may have gained one.
+    Ok(conditional::respond(request, response, LIST_CACHE, keep))
 }
 
 /// Checks in the order the README gives: 415, 413, then the
@@ -267,14 +296,19 @@ fn is_json_media_type(value: &[u8]) -> bool {
     essence.eq_ignore_ascii_case("application/json")
 }
 
-fn get_pet<S: KvStore>(catalogue: &Catalogue<S>, raw_id: &str) -> Result<Response, ApiError> {
+fn get_pet<S: KvStore>(
+    catalogue: &Catalogue<S>,
+    request: &Request,
+    raw_id: &str,
+) -> Result<Response, ApiError> {
     let not_found = || ApiError::NotFound("no pet has this id".into());
     // Not a positive int64: names no pet, so 404 like any unknown id.
     let id = parse_digits(raw_id)
         .filter(|id| *id >= 1)
         .ok_or_else(not_found)?;
     let pet = catalogue.get(id)?.ok_or_else(not_found)?;
-    Ok(Response::json(StatusCode::OK, &pet))
+    let ok = Response::json(StatusCode::OK, &pet);
+    Ok(conditional::respond(request, ok, PET_CACHE, &[]))
 }
 
 fn deprecated(response: Response) -> Response {

@@ -8,6 +8,7 @@ use std::time::Instant;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
 use crate::auth::ApiKeys;
+use crate::cors::CorsOrigins;
 use crate::log;
 use crate::request::{Body, Request, MAX_BODY_BYTES};
 use crate::response::Response;
@@ -45,6 +46,7 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
         keys: variable("api_key").and_then(|v| ApiKeys::parse(&v)),
         idempotency_lease_ms: variable("idempotency_lease_ms")
             .and_then(|v| routes::parse_lease_ms(&v)),
+        cors: variable("cors_origins").and_then(|v| CorsOrigins::parse(&v)),
         now_ms: unix_millis(),
         random: random_bits(),
     };

@@ -13,10 +13,13 @@ pub fn whole(
     mut headers: Vec<(String, Vec<u8>)>,
     body_bytes: &[u8],
 ) -> Result<(), String> {
-    headers.push((
-        "content-length".to_string(),
-        body_bytes.len().to_string().into_bytes(),
-    ));
+    // 204 and 304 have no body, and no content-length (RFC 9110 §8.6).
+    if status != 204 && status != 304 {
+        headers.push((
+            "content-length".to_string(),
+            body_bytes.len().to_string().into_bytes(),
+        ));
+    }
     let fields = Fields::from_list(&headers).map_err(|e| format!("headers: {e:?}"))?;
     let outgoing = OutgoingResponse::new(fields);
     outgoing

@@ -21,6 +21,7 @@ pub struct Api {
     pub store: MemStore,
     pub keys: Result<ApiKeys, String>,
     pub lease_ms: Result<u64, String>,
+    pub cors: Result<petstore::cors::CorsOrigins, String>,
     /// The clock the core is given (Unix ms); tests move it by hand.
     pub now_ms: Cell<u64>,
     /// The random bits the core is given for a generated request id.
@@ -37,6 +38,7 @@ impl Api {
             store,
             keys: ApiKeys::parse(KEY),
             lease_ms: Ok(LEASE_MS),
+            cors: Ok(Default::default()),
             now_ms: Cell::new(START_MS),
             random: Cell::new([7; 16]),
         }
@@ -67,6 +69,7 @@ impl Api {
         let env = routes::Env {
             keys: self.keys.clone(),
             idempotency_lease_ms: self.lease_ms.clone(),
+            cors: self.cors.clone(),
             now_ms: self.now_ms.get(),
             random: self.random.get(),
         };

@@ -1,0 +1,123 @@
+//! Conditional reads (RFC 9110 §8.8.3, §13.1.2): a strong `ETag` computed
+//! from the body of a 200, and `If-None-Match` answered with 304. The 200 is
+//! computed first, so a 304 costs exactly the key-value calls of the 200.
+
+use http::StatusCode;
+use sha2::{Digest, Sha256};
+
+use crate::request::Request;
+use crate::response::Response;
+
+/// `Cache-Control` of getPet's 200: a pet never changes in v1.
+pub const PET_CACHE: &str = "private, max-age=86400";
+/// `Cache-Control` of a list page's 200: revalidate every time.
+pub const LIST_CACHE: &str = "private, no-cache";
+/// `Cache-Control` of every error.
+pub const ERROR_CACHE: &str = "no-store";
+
+/// The strong entity tag of a body: 128 bits of its SHA-256, so it changes
+/// exactly when the body does.
+pub fn etag(body: &[u8]) -> String {
+    let digest = Sha256::digest(body);
+    let mut tag = String::with_capacity(34);
+    tag.push('"');
+    for byte in &digest[..16] {
+        tag.push_str(&format!("{byte:02x}"));
+    }
+    tag.push('"');
+    tag
+}
+
+/// Whether `If-None-Match` (every value the request sent) matches `tag` by
+/// weak comparison: `*`, or a listed tag whose opaque part equals ours,
+/// `W/` or not. A malformed member matches nothing.
+pub fn none_match(request: &Request, tag: &str) -> bool {
+    request.header_values("if-none-match").any(|value| {
+        let Ok(value) = std::str::from_utf8(value) else {
+            return false;
+        };
+        if value.trim() == "*" {
+            return true;
+        }
+        value.split(',').any(|member| {
+            let member = member.trim();
+            let opaque = member.strip_prefix("W/").unwrap_or(member);
+            opaque == tag
+        })
+    })
+}
+
+/// A 200 with its `ETag` and `Cache-Control`, or the 304 that replaces it
+/// when the client holds the same representation: no body, and the fields a
+/// 304 must repeat (`ETag`, `Cache-Control`), plus `keep` (such as a list
+/// page's `Link`, which may change while its body does not).
+pub fn respond(request: &Request, ok: Response, cache: &str, keep: &[&str]) -> Response {
+    let tag = etag(&ok.body);
+    if none_match(request, &tag) {
+        let mut not_modified = Response {
+            status: StatusCode::NOT_MODIFIED,
+            headers: Vec::new(),
+            body: Vec::new(),
+        };
+        for (name, value) in &ok.headers {
+            if keep.contains(name) {
+                not_modified.headers.push((name, value.clone()));
+            }
+        }
+        return not_modified
+            .with_header("etag", tag)
+            .with_header("cache-control", cache);
+    }
+    ok.with_header("etag", tag)
+        .with_header("cache-control", cache)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::Body;
+    use http::Method;
+
+    fn with(values: &[&str]) -> Request {
+        let headers = values
+            .iter()
+            .map(|v| ("If-None-Match".to_string(), v.as_bytes().to_vec()))
+            .collect();
+        Request::new(Method::GET, "/v1/pets", headers, Body::Complete(vec![]))
+    }
+
+    #[test]
+    fn tags_are_strong_quoted_and_follow_the_body() {
+        let tag = etag(b"[]");
+        assert_eq!(tag.len(), 34);
+        assert!(tag.starts_with('"') && tag.ends_with('"'));
+        assert_eq!(tag, etag(b"[]"));
+        assert_ne!(tag, etag(b"[ ]"));
+    }
+
+    #[test]
+    fn every_if_none_match_form() {
+        let tag = etag(b"body");
+        let weak = format!("W/{tag}");
+        let listed = format!("\"other\", {tag}");
+        let weak_listed = format!("\"other\",W/{tag}");
+        for matching in [tag.as_str(), "*", " * ", &weak, &listed, &weak_listed] {
+            assert!(none_match(&with(&[matching]), &tag), "{matching}");
+        }
+        let unquoted = tag.trim_matches('"').to_string();
+        let stale = etag(b"old body");
+        for other in [
+            stale.as_str(),
+            "",
+            "W/",
+            &unquoted,
+            "\"other\", W/\"x\"",
+            "**",
+        ] {
+            assert!(!none_match(&with(&[other]), &tag), "{other}");
+        }
+        assert!(!none_match(&with(&[]), &tag));
+        // Sent as two header lines: either may match.
+        assert!(none_match(&with(&[&stale, &tag]), &tag));
+    }
+}
