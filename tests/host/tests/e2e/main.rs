@@ -2,6 +2,7 @@
 //! test host on 127.0.0.1, driven over HTTP. One binary, so the component is
 //! built and compiled once per run.
 
+mod clients;
 mod concurrency;
 mod contract;
 mod cost;
