@@ -24,6 +24,7 @@ use anyhow::{bail, Context, Result};
 use petstore_host::kv::{Backend, KvStore, Stats};
 use petstore_host::preload::{one_sold_among, preload};
 use petstore_host::server::{self, Host, Loaded, Output};
+use sha2::{Digest, Sha256};
 
 const KEY: &str = "bench-key";
 const CREATE_BODY: &str = r#"{"name":"Bench","categoryId":3,"status":"pending"}"#;
@@ -40,6 +41,9 @@ struct Options {
     threads: usize,
     /// Only operations whose name contains one of these (default: all).
     only: Vec<String>,
+    /// How the `api_key` variable holds the key: `plain`, or `digest`
+    /// (`sha256:<hex>`, as operators may keep it at rest).
+    key_form: String,
 }
 
 fn list<T: std::str::FromStr>(value: &str) -> Result<Vec<T>>
@@ -66,6 +70,7 @@ fn options() -> Result<Options> {
         counted: 200,
         threads: 2,
         only: Vec::new(),
+        key_form: "plain".into(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -80,9 +85,10 @@ fn options() -> Result<Options> {
             "--counted" => o.counted = value.parse()?,
             "--threads" => o.threads = value.parse()?,
             "--only" => o.only = list(&value)?,
+            "--key-form" if ["plain", "digest"].contains(&value.as_str()) => o.key_form = value,
             other => bail!(
                 "unknown argument {other} (--backends B,B --pets N,N --seconds S \
-                 --connections C,C --counted N --threads T --only NAME,NAME)"
+                 --connections C,C --counted N --threads T --only NAME,NAME --key-form plain|digest)"
             ),
         }
     }
@@ -353,7 +359,15 @@ fn main() -> Result<()> {
     let o = options()?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     server::build_wasm(&root, &["petstore"])?;
-    let variables = HashMap::from([("api_key".to_string(), KEY.to_string())]);
+    let api_key = match o.key_form.as_str() {
+        "digest" => format!("sha256:{:x}", Sha256::digest(KEY.as_bytes())),
+        _ => KEY.to_string(),
+    };
+    println!(
+        "`api_key` holds the key as: {} (`{}`)\n",
+        o.key_form, api_key
+    );
+    let variables = HashMap::from([("api_key".to_string(), api_key)]);
     let petstore = server::load_app(&root.join("spin.toml"), &variables)?;
     let floor = petstore_host::floor::load(&root, KEY)?;
     let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
