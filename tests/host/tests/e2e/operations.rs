@@ -38,6 +38,11 @@ fn each_misconfiguration_is_a_500_with_its_cause_and_fails_health() {
             "soon",
             "variable idempotency_lease_ms",
         ),
+        (
+            "cors_origins",
+            "https://app.test/",
+            "variable cors_origins: entry 1",
+        ),
     ];
     for (name, value, cause) in cases {
         let s = with(&[(name, value)]);
