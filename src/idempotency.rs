@@ -8,9 +8,9 @@
 //! the then existing key, decided by reading back. Before it claims, a create
 //! stages its slot and its intent in its own `pet:{id}` (a pending record:
 //! position, start time, the pet's JSON), so whoever finds the claim can
-//! finish the create with exactly the write its owner would make. Nothing depends on
-//! clocks or on a lease for safety: the lease only decides between answering
-//! 409 (the owner may still be at work) and finishing the create.
+//! finish the create with exactly the write its owner would make. Nothing
+//! depends on clocks or on a lease for safety: the lease only decides
+//! between answering 409 (the owner may still be at work) and finishing.
 
 use sha2::{Digest, Sha256};
 
@@ -26,8 +26,19 @@ use crate::store::{KvStore, StoreError, SwapReport};
 pub const HEADER: &str = "idempotency-key";
 /// The longest key, without the quotes of the quoted form.
 pub const MAX_KEY_LEN: usize = 255;
-/// Default of the Spin variable `idempotency_lease_ms`.
+/// Default of the Spin variable `idempotency_lease_ms` (spin.toml).
 pub const DEFAULT_LEASE_MS: u64 = 10_000;
+/// The longest lease an operator may set: one hour.
+pub const MAX_LEASE_MS: u64 = 3_600_000;
+
+/// `idempotency_lease_ms`: milliseconds, 1 to one hour.
+pub fn parse_lease_ms(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| (1..=MAX_LEASE_MS).contains(ms))
+        .ok_or_else(|| format!("'{text}' is not a number of milliseconds from 1 to {MAX_LEASE_MS}"))
+}
 /// Compare-and-swaps a claim may take while its word stays free.
 const CLAIM_ATTEMPTS: usize = 3;
 /// Key prefix of the records.
@@ -246,6 +257,17 @@ impl<S: KvStore> KeyedCreate<'_, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lease_default_is_spin_tomls() {
+        let manifest = include_str!("../spin.toml");
+        let declared = format!(r#"idempotency_lease_ms = {{ default = "{DEFAULT_LEASE_MS}" }}"#);
+        assert!(manifest.contains(&declared), "{declared}");
+        assert_eq!(
+            parse_lease_ms(&DEFAULT_LEASE_MS.to_string()),
+            Ok(DEFAULT_LEASE_MS)
+        );
+    }
 
     #[test]
     fn quoted_and_bare_forms_are_the_same_key() {

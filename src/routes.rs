@@ -106,18 +106,6 @@ impl Env {
     }
 }
 
-/// The longest lease an operator may set: one hour.
-pub const MAX_LEASE_MS: u64 = 3_600_000;
-
-/// `idempotency_lease_ms`: milliseconds, 1 to one hour.
-pub fn parse_lease_ms(text: &str) -> Result<u64, String> {
-    text.trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|ms| (1..=MAX_LEASE_MS).contains(ms))
-        .ok_or_else(|| format!("'{text}' is not a number of milliseconds from 1 to {MAX_LEASE_MS}"))
-}
-
 /// Answers one request. Never panics; every error is an Error body; every
 /// response carries the request's id.
 pub fn handle<S: KvStore>(request: &Request, env: &Env, store: &S) -> Handled {

@@ -9,6 +9,7 @@ use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
 use crate::auth::ApiKeys;
 use crate::cors::CorsOrigins;
+use crate::idempotency;
 use crate::log;
 use crate::request::{Body, Request, MAX_BODY_BYTES};
 use crate::response::Response;
@@ -45,7 +46,7 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
     let env = Env {
         keys: variable("api_key").and_then(|v| ApiKeys::parse(&v)),
         idempotency_lease_ms: variable("idempotency_lease_ms")
-            .and_then(|v| routes::parse_lease_ms(&v)),
+            .and_then(|v| idempotency::parse_lease_ms(&v)),
         cors: variable("cors_origins").and_then(|v| CorsOrigins::parse(&v)),
         now_ms: unix_millis(),
         random: random_bits(),

@@ -501,11 +501,11 @@ fn a_misconfigured_lease_is_a_500_for_every_authenticated_request() {
     assert_error(&api.post(REX), 500, "internal_error");
     assert!(api.store.keys().is_empty());
     assert_eq!(
-        petstore::routes::parse_lease_ms("250"),
+        petstore::idempotency::parse_lease_ms("250"),
         Ok(250),
         "milliseconds"
     );
     for bad in ["", "0", "-1", "1.5", "3600001", "ten"] {
-        assert!(petstore::routes::parse_lease_ms(bad).is_err(), "{bad}");
+        assert!(petstore::idempotency::parse_lease_ms(bad).is_err(), "{bad}");
     }
 }
