@@ -28,7 +28,7 @@ fn get_pet_revalidates_to_a_304_with_the_deprecation_headers() {
     let ok = api.get("/v1/pets/1");
     let tag = ok.header("etag").unwrap().to_string();
     assert!(
-        tag.starts_with('"') && tag.ends_with('"') && tag.len() == 34,
+        tag.starts_with('"') && tag.ends_with('"') && tag.len() == 18,
         "{tag}"
     );
     assert_eq!(ok.header("cache-control"), Some("private, max-age=86400"));
