@@ -94,31 +94,23 @@ impl Api {
     }
 
     pub fn post(&self, body: &str) -> Response {
-        let auth = format!("Bearer {KEY}");
-        self.request(
-            Method::POST,
-            "/v1/pets",
-            &[
-                ("Authorization", &auth),
-                ("Content-Type", "application/json"),
-            ],
-            body.as_bytes(),
-        )
+        self.post_with(&[], body)
     }
 
     /// `POST /v1/pets` with an `Idempotency-Key` header.
     pub fn post_keyed(&self, key: &str, body: &str) -> Response {
+        self.post_with(&[("Idempotency-Key", key)], body)
+    }
+
+    /// An authenticated JSON `POST /v1/pets` with more headers.
+    fn post_with(&self, extra: &[(&str, &str)], body: &str) -> Response {
         let auth = format!("Bearer {KEY}");
-        self.request(
-            Method::POST,
-            "/v1/pets",
-            &[
-                ("Authorization", &auth),
-                ("Content-Type", "application/json"),
-                ("Idempotency-Key", key),
-            ],
-            body.as_bytes(),
-        )
+        let mut headers = vec![
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "application/json"),
+        ];
+        headers.extend_from_slice(extra);
+        self.request(Method::POST, "/v1/pets", &headers, body.as_bytes())
     }
 
     /// Moves the core's clock on.

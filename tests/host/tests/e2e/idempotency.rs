@@ -37,6 +37,13 @@ fn named(server: &Server, name: &str, status: &str) -> (Vec<i64>, Vec<i64>) {
     )
 }
 
+/// Key-value calls a keyed create with a new key makes on this backend.
+fn calls_of_a_keyed_create(server: &Server) -> u64 {
+    let before = server.host.kv().stats().calls;
+    created_id(&server.post_keyed("probe", REX));
+    server.host.kv().stats().calls - before
+}
+
 /// Retries until a 201, waiting out the lease on a 409 as a client that
 /// honours `Retry-After` would (the tests' lease is shorter than a second).
 fn retry_until_created(server: &Server, key: &str, body: &str) -> i64 {
@@ -102,11 +109,7 @@ fn replays_reuse_and_validation_on_every_backend() {
 fn an_unfinished_create_is_409_until_its_lease_ends_then_a_retry_finishes_it() {
     for backend in BACKENDS {
         let server = serve(backend);
-        let calls = {
-            let before = server.host.kv().stats().calls;
-            created_id(&server.post_keyed("probe", REX));
-            server.host.kv().stats().calls - before
-        };
+        let calls = calls_of_a_keyed_create(&server);
         // The last call of a keyed create is its commit.
         server.host.kv().inject(&[Fault::Fail(calls)]);
         server
@@ -132,11 +135,7 @@ fn an_unfinished_create_is_409_until_its_lease_ends_then_a_retry_finishes_it() {
 fn a_fault_at_every_call_of_a_keyed_create_then_retries_make_exactly_one_pet() {
     for backend in BACKENDS {
         let server = serve(backend);
-        let calls = {
-            let before = server.host.kv().stats().calls;
-            created_id(&server.post_keyed("probe", REX));
-            server.host.kv().stats().calls - before
-        };
+        let calls = calls_of_a_keyed_create(&server);
         assert!(calls >= 7, "{backend:?}: {calls} calls");
         let mut expected = BTreeSet::from([1]);
         for n in 1..=calls {
