@@ -85,13 +85,11 @@ impl CorsOrigins {
 
     /// A real response: granted to an allowed origin; and, whenever CORS is
     /// on, marked as varying by `Origin` so that no cache hands one origin's
-    /// answer to another.
+    /// answer to another. An `OPTIONS` request is left alone: a granted
+    /// preflight's answer is complete, any other is answered as before.
     pub fn decorate(&self, request: &Request, mut response: Response) -> Response {
-        if self.is_empty() {
+        if self.is_empty() || request.method == Method::OPTIONS {
             return response;
-        }
-        if response.header("access-control-allow-origin").is_some() {
-            return response; // a preflight's answer, complete
         }
         if let Some(origin) = self.allowed(request) {
             response = response

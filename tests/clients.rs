@@ -165,7 +165,9 @@ fn any_other_options_request_is_handled_as_before_without_cors_headers() {
         api.request(Method::OPTIONS, "/v1/pets", &[("Origin", ORIGIN)], b""),
     ] {
         assert_error(&r, 401, "unauthorized");
-        assert_eq!(r.header("access-control-allow-methods"), None);
+        for (name, _) in &r.headers {
+            assert!(!name.starts_with("access-control-"), "{name}");
+        }
     }
     let evil = preflight(&api, "/v1/pets", "http://evil.test");
     assert_eq!(evil.header("access-control-allow-origin"), None);
