@@ -4,6 +4,9 @@
 
 mod common;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use common::{assert_error, json, Api, KEY, LEASE_MS};
 use http::Method;
 use petstore::idempotency::IdempotencyKey;
@@ -300,20 +303,30 @@ fn a_keyed_create_makes_a_constant_number_of_calls() {
     }
 }
 
+/// Runs a second `post_keyed("k", REX)`, from another instance on the same
+/// store whose clock is `ahead_ms` later, just before the first operation
+/// that `when` matches; its answer lands in the returned cell.
+fn competitor_inside(
+    api: &Api,
+    when: fn(&Op) -> bool,
+    ahead_ms: u64,
+) -> Rc<RefCell<Option<Response>>> {
+    let competitor = Api::on(api.store.clone());
+    competitor.advance_ms(ahead_ms);
+    let seen = Rc::new(RefCell::new(None));
+    let slot = seen.clone();
+    api.store.before(when, move |_| {
+        *slot.borrow_mut() = Some(competitor.post_keyed("k", REX));
+    });
+    seen
+}
+
 #[test]
 fn a_request_while_the_first_is_in_progress_is_409_with_retry_after() {
     for backend in BACKENDS {
         let api = api(backend);
-        let competitor = Api::on(api.store.clone());
-        let seen = std::rc::Rc::new(std::cell::RefCell::new(None));
-        let slot = seen.clone();
         // The second request arrives while the first is about to commit.
-        api.store.before(
-            |op| matches!(op, Op::Set(_)),
-            move |_| {
-                *slot.borrow_mut() = Some(competitor.post_keyed("k", REX));
-            },
-        );
+        let seen = competitor_inside(&api, |op| matches!(op, Op::Set(_)), 0);
         let id = assert_created(&api.post_keyed("k", REX));
         let second = seen.borrow_mut().take().unwrap();
         assert_error(&second, 409, "idempotency_key_in_use");
@@ -341,12 +354,7 @@ fn concurrent_first_requests_elect_one_creator_at_every_step() {
     for backend in BACKENDS {
         for (step, when) in steps.iter().enumerate() {
             let api = api(backend);
-            let competitor = Api::on(api.store.clone());
-            let seen = std::rc::Rc::new(std::cell::RefCell::new(None));
-            let slot = seen.clone();
-            api.store.before(*when, move |_| {
-                *slot.borrow_mut() = Some(competitor.post_keyed("k", REX));
-            });
+            let seen = competitor_inside(&api, *when, 0);
             let first = api.post_keyed("k", REX);
             let second = seen.borrow_mut().take().unwrap();
             let context = format!("{backend:?}, competitor inside step {step}");
@@ -438,18 +446,9 @@ fn a_fault_at_any_call_then_retries_end_in_exactly_one_pet() {
 fn a_late_owner_and_the_retry_that_finished_for_it_make_one_pet() {
     for backend in BACKENDS {
         let api = api(backend);
-        let retry = Api::on(api.store.clone());
-        let seen = std::rc::Rc::new(std::cell::RefCell::new(None));
-        let slot = seen.clone();
         // The owner stalls before its commit for longer than the lease; a
         // retry finishes the create; then the owner's commit lands.
-        api.store.before(
-            |op| matches!(op, Op::Set(_)),
-            move |_| {
-                retry.advance_ms(LEASE_MS + 1);
-                *slot.borrow_mut() = Some(retry.post_keyed("k", REX));
-            },
-        );
+        let seen = competitor_inside(&api, |op| matches!(op, Op::Set(_)), LEASE_MS + 1);
         let owner = assert_created(&api.post_keyed("k", REX));
         let finisher = assert_created(seen.borrow().as_ref().unwrap());
         assert_eq!(owner, finisher, "{backend:?}");
