@@ -90,8 +90,7 @@ fn decode_digest(hex: &str) -> Option<[u8; 32]> {
     }
     let mut digest = [0u8; 32];
     for (i, pair) in bytes.chunks(2).enumerate() {
-        let text = std::str::from_utf8(pair).ok()?;
-        digest[i] = u8::from_str_radix(text, 16).ok()?;
+        digest[i] = crate::hex::byte(pair)?;
     }
     Some(digest)
 }
@@ -202,6 +201,11 @@ mod tests {
             ),
             (
                 &format!("sha256:{}0", K1_DIGEST),
+                "entry 1 is not 'sha256:'",
+            ),
+            // A sign is not a hex digit (`from_str_radix` would take `+f`).
+            (
+                &format!("sha256:+f{}", &K1_DIGEST[2..]),
                 "entry 1 is not 'sha256:'",
             ),
         ] {

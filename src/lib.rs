@@ -9,6 +9,7 @@ pub mod catalogue;
 pub mod conditional;
 pub mod cors;
 pub mod errors;
+pub mod hex;
 pub mod idempotency;
 pub mod log;
 pub mod model;

@@ -77,9 +77,7 @@ pub fn decode_query_component(raw: &str) -> Option<String> {
         match bytes[i] {
             b'+' => out.push(b' '),
             b'%' => {
-                let hex = bytes.get(i + 1..i + 3)?;
-                let hex = std::str::from_utf8(hex).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
+                out.push(crate::hex::byte(bytes.get(i + 1..i + 3)?)?);
                 i += 2;
             }
             b => out.push(b),
@@ -139,6 +137,9 @@ mod tests {
         assert_eq!(decode_query_component("%zz"), None);
         assert_eq!(decode_query_component("%4"), None);
         assert_eq!(decode_query_component("%ff"), None);
+        // A sign is not a hex digit (`from_str_radix` would take `%+5`).
+        assert_eq!(decode_query_component("%+5"), None);
+        assert_eq!(decode_query_component("%-0"), None);
         assert_eq!(
             query_pairs("limit=5&&x&status=sold").unwrap(),
             vec![

@@ -1,0 +1,35 @@
+//! Hexadecimal digits, strictly: two digits make a byte, nothing else does.
+//! (`u8::from_str_radix` would also take a sign, `+f`, which neither a
+//! digest nor a percent-escape may hold.)
+
+/// The byte of two hex digits (either case); `None` for anything else.
+pub fn byte(pair: &[u8]) -> Option<u8> {
+    match pair {
+        [high, low] => Some(digit(*high)? << 4 | digit(*low)?),
+        _ => None,
+    }
+}
+
+fn digit(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::byte;
+
+    #[test]
+    fn two_digits_of_either_case_and_nothing_else() {
+        assert_eq!(byte(b"00"), Some(0));
+        assert_eq!(byte(b"fF"), Some(255));
+        assert_eq!(byte(b"a5"), Some(0xa5));
+        for bad in [&b"+f"[..], b"-1", b" 1", b"1", b"123", b"g0", b"", b"0x"] {
+            assert_eq!(byte(bad), None, "{bad:?}");
+        }
+    }
+}
