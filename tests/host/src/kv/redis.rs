@@ -218,34 +218,53 @@ pub struct RedisServer {
 
 impl RedisServer {
     pub fn start() -> Result<RedisServer> {
-        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         let mut last_error = None;
         for _ in 0..3 {
             let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-            let mut command = Command::new(&binary);
-            command
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            // SAFETY: prctl is async-signal-safe; no allocation after fork.
-            unsafe {
-                command.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    Ok(())
-                });
-            }
-            let child = command.spawn().with_context(|| {
-                format!("starting {binary} (install it: apt-get install redis-server)")
-            })?;
-            let mut server = RedisServer { child, port };
-            match server.wait_ready() {
-                Ok(()) => return Ok(server),
+            match RedisServer::start_on(port) {
+                Ok(server) => return Ok(server),
                 Err(e) => last_error = Some(e),
             }
         }
         Err(last_error.unwrap_or_else(|| anyhow::anyhow!("redis-server did not start")))
+    }
+
+    /// A server on `port`, ready to answer.
+    fn start_on(port: u16) -> Result<RedisServer> {
+        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let mut command = Command::new(&binary);
+        command
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: prctl is async-signal-safe; no allocation after fork.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = command.spawn().with_context(|| {
+            format!("starting {binary} (install it: apt-get install redis-server)")
+        })?;
+        let mut server = RedisServer { child, port };
+        server.wait_ready()?;
+        Ok(server)
+    }
+
+    /// Kills the server: an outage (its data, kept in memory only, is gone).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again on the same port (after [`RedisServer::stop`]).
+    pub fn restart(&mut self) -> Result<()> {
+        self.stop();
+        *self = RedisServer::start_on(self.port)?;
+        Ok(())
     }
 
     fn wait_ready(&mut self) -> Result<()> {

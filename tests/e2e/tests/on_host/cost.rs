@@ -10,14 +10,14 @@ use crate::support::{serve, Server};
 /// Pets with one sold among them (the middle one); the rest alternate.
 fn catalogue(pets: usize) -> Server {
     let server = serve(Backend::Memory);
-    preload(server.host.kv(), pets, one_sold_among(pets)).unwrap();
+    preload(server.kv(), pets, one_sold_among(pets)).unwrap();
     server
 }
 
 fn cost(server: &Server, request: impl Fn(&Server)) -> Stats {
-    server.host.kv().reset_stats();
+    server.kv().reset_stats();
     request(server);
-    server.host.kv().stats()
+    server.kv().stats()
 }
 
 #[test]
@@ -29,24 +29,24 @@ fn every_operation_costs_the_same_at_1_000_and_20_000_pets() {
     let operations: Vec<(&str, Request)> = vec![
         (
             "list 100",
-            Box::new(|s| assert_eq!(s.get("/v1/pets?limit=100").ids().len(), 100)),
+            Box::new(|s| assert_eq!(s.api.get("/v1/pets?limit=100").ids().len(), 100)),
         ),
         (
             "list sold",
-            Box::new(|s| assert_eq!(s.get("/v1/pets?limit=100&status=sold").ids().len(), 1)),
+            Box::new(|s| assert_eq!(s.api.get("/v1/pets?limit=100&status=sold").ids().len(), 1)),
         ),
         (
             "deep page",
-            Box::new(|s| assert_eq!(s.get("/v1/pets?limit=100&cursor=c700").ids().len(), 100)),
+            Box::new(|s| assert_eq!(s.api.get("/v1/pets?limit=100&cursor=c700").ids().len(), 100)),
         ),
         (
             "get",
-            Box::new(|s| assert_eq!(s.get("/v1/pets/321").status, 200)),
+            Box::new(|s| assert_eq!(s.api.get("/v1/pets/321").status, 200)),
         ),
         (
             "create",
             Box::new(|s| {
-                s.create("costed", "available");
+                s.api.create("costed", "available");
             }),
         ),
     ];

@@ -1,0 +1,247 @@
+//! A black-box HTTP client for the petstore, as any client sees it: requests
+//! over a real socket (ureq), replies as status, headers and body, and the
+//! walks and checks the suites share. It knows nothing of who serves the API
+//! (a real `spin up`, or the test host).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The API key every suite's deployments accept (besides a rotated one).
+pub const KEY: &str = "e2e-key";
+pub const ROTATED_KEY: &str = "rotated-key";
+pub const STATUSES: [&str; 3] = ["available", "pending", "sold"];
+
+/// One answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    /// Header names in lower case; a repeated header keeps its last value.
+    pub headers: HashMap<String, String>,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+
+    /// Asserts an Error body of this status and code: exactly the three
+    /// fields of the contract, `status` equal to the HTTP status.
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status, status, "{}", self.body);
+        assert_eq!(self.header("content-type"), Some("application/json"));
+        let body = self.json();
+        assert_eq!(body["code"], code, "{body}");
+        assert_eq!(body["status"], status);
+        assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+        assert_eq!(body.as_object().map(|o| o.len()), Some(3), "{body}");
+    }
+
+    /// The ids of a list page, in the order served.
+    pub fn ids(&self) -> Vec<i64> {
+        self.pets().iter().map(pet_id).collect()
+    }
+
+    /// The pets of a list page.
+    pub fn pets(&self) -> Vec<Value> {
+        match self.json() {
+            Value::Array(pets) => pets,
+            other => panic!("not a list of pets: {other}"),
+        }
+    }
+
+    /// The id of a 201's pet, checked against its `Location`.
+    pub fn created_id(&self) -> i64 {
+        assert_eq!(self.status, 201, "{}", self.body);
+        let id = pet_id(&self.json());
+        assert_eq!(
+            self.header("location"),
+            Some(format!("/v1/pets/{id}").as_str())
+        );
+        id
+    }
+
+    /// The target of `Link: <…>; rel="next"`, if any.
+    pub fn next_link(&self) -> Option<String> {
+        let link = self.header("link")?;
+        assert!(link.ends_with(r#">; rel="next""#), "{link}");
+        let target = link.trim_start_matches('<').split('>').next()?;
+        Some(target.to_string())
+    }
+}
+
+fn pet_id(pet: &Value) -> i64 {
+    pet["id"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("pet without id: {pet}"))
+}
+
+/// The API at one base address (`http://127.0.0.1:port`).
+#[derive(Debug, Clone)]
+pub struct Api {
+    pub base: String,
+    agent: ureq::Agent,
+}
+
+impl Api {
+    pub fn new(base: String) -> Api {
+        Api::with_timeout(base, Duration::from_secs(30))
+    }
+
+    /// A client that gives up on a request after `timeout` (a probe's).
+    pub fn with_timeout(base: String, timeout: Duration) -> Api {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(timeout))
+            .build()
+            .into();
+        Api { base, agent }
+    }
+
+    /// Sends any request; `auth` is the bearer key (None: no header). Panics
+    /// if no answer comes (see [`Api::try_send`]).
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        auth: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Reply {
+        self.try_send(method, path, auth, headers, body)
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+    }
+
+    /// Sends any request; an error when no answer came in time.
+    pub fn try_send(
+        &self,
+        method: &str,
+        path: &str,
+        auth: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Result<Reply, ureq::Error> {
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base));
+        if let Some(key) = auth {
+            builder = builder.header("authorization", format!("Bearer {key}"));
+        }
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let request = builder
+            .body(body.map(<[u8]>::to_vec).unwrap_or_default())
+            .expect("a valid request");
+        let mut response = self.agent.run(request)?;
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+            .collect();
+        Ok(Reply {
+            status: response.status().as_u16(),
+            headers,
+            body: response.body_mut().read_to_string()?,
+        })
+    }
+
+    /// `GET` with the key.
+    pub fn get(&self, path: &str) -> Reply {
+        self.send("GET", path, Some(KEY), &[], None)
+    }
+
+    /// `GET` with the key and more headers.
+    pub fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        self.send("GET", path, Some(KEY), headers, None)
+    }
+
+    /// `POST /v1/pets` with the key and a JSON body.
+    pub fn post(&self, body: &str) -> Reply {
+        self.post_with(body, &[])
+    }
+
+    /// `POST /v1/pets` with an `Idempotency-Key`.
+    pub fn post_keyed(&self, key: &str, body: &str) -> Reply {
+        self.post_with(body, &[("idempotency-key", key)])
+    }
+
+    pub fn post_with(&self, body: &str, headers: &[(&str, &str)]) -> Reply {
+        let mut all = vec![("content-type", "application/json")];
+        all.extend_from_slice(headers);
+        self.send("POST", "/v1/pets", Some(KEY), &all, Some(body.as_bytes()))
+    }
+
+    /// Creates a pet (category 2), asserting the 201; its id.
+    pub fn create(&self, name: &str, status: &str) -> i64 {
+        let r = self.post(&pet_body(name, status));
+        let id = r.created_id();
+        assert_eq!(r.json()["status"], status);
+        id
+    }
+
+    /// Follows `Link: rel="next"` from `path`; the pets in walk order.
+    pub fn walk_pets(&self, path: &str) -> Vec<Value> {
+        let mut pets = Vec::new();
+        let mut next = Some(path.to_string());
+        while let Some(page) = next {
+            let r = self.get(&page);
+            assert_eq!(r.status, 200, "{page}: {}", r.body);
+            pets.extend(r.pets());
+            next = r.next_link();
+            assert!(pets.len() < 1_000_000, "walk does not end");
+        }
+        pets
+    }
+
+    /// Follows `Link: rel="next"` from `path`; the ids in walk order.
+    pub fn walk(&self, path: &str) -> Vec<i64> {
+        self.walk_pets(path).iter().map(pet_id).collect()
+    }
+
+    /// The whole catalogue, as its walks show it: the unfiltered walk lists
+    /// exactly `expected`, once each, in ascending id; each pet appears once
+    /// in the walk of **its own** status and in no other. Pets from id
+    /// `fetch_from` on are also fetched one by one (getPet), equal to their
+    /// listed JSON.
+    pub fn assert_consistent(&self, expected: &BTreeSet<i64>, fetch_from: i64) {
+        let all = self.walk_pets("/v1/pets?limit=100");
+        let ids: Vec<i64> = all.iter().map(pet_id).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "ascending, once each");
+        assert_eq!(ids.iter().copied().collect::<BTreeSet<_>>(), *expected);
+        let mut by_status: BTreeMap<&str, BTreeSet<i64>> = BTreeMap::new();
+        for pet in &all {
+            let status = pet["status"].as_str().expect("a status");
+            by_status.entry(status).or_default().insert(pet_id(pet));
+        }
+        for status in STATUSES {
+            let walked = self.walk(&format!("/v1/pets?limit=100&status={status}"));
+            let distinct: BTreeSet<i64> = walked.iter().copied().collect();
+            assert_eq!(distinct.len(), walked.len(), "{status}: a pet listed twice");
+            assert_eq!(
+                distinct,
+                by_status.remove(status).unwrap_or_default(),
+                "the walk of {status} lists exactly the pets of that status"
+            );
+        }
+        assert!(by_status.is_empty(), "unknown statuses: {by_status:?}");
+        for pet in all.iter().filter(|p| pet_id(p) >= fetch_from) {
+            let id = pet_id(pet);
+            let fetched = self.get(&format!("/v1/pets/{id}"));
+            assert_eq!(fetched.status, 200, "pet {id} not fetchable");
+            assert_eq!(&fetched.json(), pet, "pet {id}: getPet and the list agree");
+        }
+    }
+}
+
+/// A createPet body (category 2).
+pub fn pet_body(name: &str, status: &str) -> String {
+    format!(r#"{{"name":"{name}","categoryId":2,"status":"{status}"}}"#)
+}

@@ -1,0 +1,19 @@
+//! Black-box end-to-end testing of the petstore, as its users meet it.
+//!
+//! [`client`] talks HTTP to any deployment; [`spin`] runs real `spin up`
+//! processes and [`stores`] gives each a fresh key-value store on one of
+//! Spin's backends. The suites under `tests/` use them: `on_spin` against
+//! real Spin, `on_host` against the test host for what Spin cannot do
+//! (faults at the N-th call, lost replies, exact call counts).
+
+pub mod client;
+pub mod scratch;
+pub mod spin;
+pub mod stores;
+
+use std::path::{Path, PathBuf};
+
+/// The repository's root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}

@@ -1,0 +1,135 @@
+//! Safe retries under faults, on every backend: a fault at every key-value
+//! call of a keyed create (a failure, or a reply lost after the call was
+//! applied), then retries with the same key, always end in exactly one pet;
+//! a create whose commit failed holds its key until the lease ends.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use petstore_e2e::client::{Api, Reply};
+use petstore_host::kv::Fault;
+
+use crate::support::{serve, Server, BACKENDS, LEASE_MS};
+
+const REX: &str = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
+
+/// The ids of pets named `name` in the unfiltered walk and in `status`'s.
+fn named(api: &Api, name: &str, status: &str) -> (Vec<i64>, Vec<i64>) {
+    let of = |path: &str| {
+        api.walk_pets(path)
+            .into_iter()
+            .filter(|p| p["name"] == name)
+            .map(|p| p["id"].as_i64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    (
+        of("/v1/pets?limit=100"),
+        of(&format!("/v1/pets?limit=100&status={status}")),
+    )
+}
+
+/// Key-value calls a keyed create with a new key makes on this backend.
+fn calls_of_a_keyed_create(server: &Server) -> u64 {
+    let before = server.kv().stats().calls;
+    server.api.post_keyed("probe", REX).created_id();
+    server.kv().stats().calls - before
+}
+
+/// Retries until a 201, waiting out the lease on a 409 as a client that
+/// honours `Retry-After` would (the suites' lease is shorter than a second).
+fn retry_until_created(api: &Api, key: &str, body: &str) -> Reply {
+    for _ in 0..20 {
+        let r = api.post_keyed(key, body);
+        match r.status {
+            201 => return r,
+            409 => {
+                r.assert_error(409, "idempotency_key_in_use");
+                assert_eq!(r.header("retry-after"), Some("1"));
+                std::thread::sleep(Duration::from_millis(LEASE_MS + 50));
+            }
+            503 => r.assert_error(503, "store_unavailable"),
+            other => panic!("{other}: {}", r.body),
+        }
+    }
+    panic!("no 201 after 20 retries");
+}
+
+#[test]
+fn a_create_whose_commit_failed_is_409_until_its_lease_ends_then_a_retry_finishes_it() {
+    for backend in BACKENDS {
+        let server = serve(backend);
+        let calls = calls_of_a_keyed_create(&server);
+        // The last call of a keyed create is its commit.
+        server.kv().inject(&[Fault::Fail(calls)]);
+        let failed = server.api.post_keyed("k", REX);
+        failed.assert_error(503, "store_unavailable");
+        assert!(failed.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("same Idempotency-Key"));
+        server.kv().inject(&[]);
+        let r = server.api.post_keyed("k", REX);
+        r.assert_error(409, "idempotency_key_in_use");
+        assert_eq!(r.header("retry-after"), Some("1"));
+        std::thread::sleep(Duration::from_millis(LEASE_MS + 50));
+        let finished = server.api.post_keyed("k", REX);
+        let id = finished.created_id();
+        assert_eq!(finished.header("idempotent-replayed"), None);
+        assert_eq!(
+            named(&server.api, "Rex", "sold"),
+            (vec![1, id], vec![1, id])
+        );
+        let replay = server.api.post_keyed("k", REX);
+        assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+        assert_eq!(replay.body, finished.body);
+    }
+}
+
+#[test]
+fn a_fault_at_every_call_of_a_keyed_create_then_retries_make_exactly_one_pet() {
+    for backend in BACKENDS {
+        let server = serve(backend);
+        let calls = calls_of_a_keyed_create(&server);
+        assert!(calls >= 7, "{backend:?}: {calls} calls");
+        let mut expected = BTreeSet::from([1]);
+        for n in 1..=calls {
+            for (i, fault) in [Fault::Fail(n), Fault::LoseReply(n)]
+                .into_iter()
+                .enumerate()
+            {
+                let key = format!("k-{n}-{i}");
+                let name = format!("pet-{n}-{i}");
+                let body = format!(r#"{{"name":"{name}","categoryId":3,"status":"pending"}}"#);
+                server.kv().inject(&[fault]);
+                let first = server.api.post_keyed(&key, &body);
+                server.kv().inject(&[]);
+                let context = format!(
+                    "{backend:?} {fault:?}: first {} {}",
+                    first.status, first.body
+                );
+                assert!([201, 503].contains(&first.status), "{context}");
+                let retried = retry_until_created(&server.api, &key, &body);
+                let id = retried.created_id();
+                if first.status == 201 {
+                    assert_eq!(first.created_id(), id, "{context}");
+                    assert_eq!(first.body, retried.body, "{context}");
+                }
+                assert_eq!(
+                    named(&server.api, &name, "pending"),
+                    (vec![id], vec![id]),
+                    "{context}"
+                );
+                let replay = server.api.post_keyed(&key, &body);
+                assert_eq!(replay.created_id(), id, "{context}");
+                assert_eq!(
+                    replay.header("idempotent-replayed"),
+                    Some("true"),
+                    "{context}"
+                );
+                expected.insert(id);
+            }
+        }
+        expected.insert(server.api.create("after", "pending"));
+        server.api.assert_consistent(&expected, 1);
+    }
+}

@@ -1,0 +1,198 @@
+//! Safe retries of createPet on real Spin, on each backend: replays, a key
+//! reused for another pet, validation that binds nothing, many clients with
+//! one key, and a create that stopped after claiming its key (seeded in the
+//! store as a crashed instance leaves it) answered 409 until its lease ends,
+//! then finished by the retry.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use petstore::catalogue::{encode_pet, Catalogue, Pending};
+use petstore::idempotency::IdempotencyKey;
+use petstore::model::NewPet;
+use petstore_e2e::client::{Api, Reply};
+use petstore_e2e::stores::{Backend, Store};
+use petstore_host::preload::CoreView;
+
+const REX: &str = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
+
+/// The ids of pets named `name` in the unfiltered walk and in `status`'s.
+fn named(api: &Api, name: &str, status: &str) -> (Vec<i64>, Vec<i64>) {
+    let of = |path: &str| {
+        api.walk_pets(path)
+            .into_iter()
+            .filter(|p| p["name"] == name)
+            .map(|p| p["id"].as_i64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    (
+        of("/v1/pets?limit=100"),
+        of(&format!("/v1/pets?limit=100&status={status}")),
+    )
+}
+
+#[test]
+fn replays_reuse_and_validation() {
+    for backend in Backend::ALL {
+        let store = Store::new(backend);
+        let spin = store.start();
+        let s = &spin.api;
+        // Rejected requests bind nothing.
+        s.post_keyed("order-1", r#"{"name":"","categoryId":7}"#)
+            .assert_error(400, "invalid_body");
+        s.post_keyed("a b", REX).assert_error(400, "invalid_header");
+        s.post_with(REX, &[("idempotency-key", "x"), ("idempotency-key", "y")])
+            .assert_error(400, "invalid_header");
+        let first = s.post_keyed("order-1", REX);
+        let id = first.created_id();
+        assert_eq!(first.header("idempotent-replayed"), None);
+        let keys = store.direct().key_count();
+        // The same request, in another form: the same answer, byte for byte.
+        let replay = s.post_keyed(
+            "\"order-1\"",
+            r#"{"categoryId":7,"status":"sold","name":"Rex"}"#,
+        );
+        assert_eq!(replay.created_id(), id, "{backend:?}");
+        assert_eq!(replay.body, first.body, "byte-identical");
+        assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+        s.post_keyed(
+            "order-1",
+            r#"{"name":"Rex","categoryId":8,"status":"sold"}"#,
+        )
+        .assert_error(422, "idempotency_key_reused");
+        assert_eq!(
+            store.direct().key_count(),
+            keys,
+            "{backend:?}: nothing stored"
+        );
+        assert_eq!(named(s, "Rex", "sold"), (vec![id], vec![id]));
+        // The store holds the key's digest, never the key.
+        let record = IdempotencyKey::parse(b"order-1").unwrap().record_key();
+        assert!(store.direct().peek(&record).is_some(), "{record}");
+        let texts = store.direct().list_keys().unwrap();
+        assert!(texts.iter().all(|k| !k.contains("order-1")), "{texts:?}");
+    }
+}
+
+/// `clients` clients post at once; client `t` sends key `key(t)`.
+fn at_once(api: &Api, clients: usize, key: fn(usize) -> String) -> Vec<Reply> {
+    let barrier = Arc::new(Barrier::new(clients));
+    let handles: Vec<_> = (0..clients)
+        .map(|t| {
+            let (api, barrier) = (api.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                api.post_keyed(&key(t), REX)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+#[test]
+fn sixteen_clients_with_one_key_make_one_pet() {
+    for backend in Backend::ALL {
+        let store = Store::new(backend);
+        let spin = store.start();
+        let mut ids = BTreeSet::new();
+        for r in at_once(&spin.api, 16, |_| "same".to_string()) {
+            match r.status {
+                201 => {
+                    ids.insert(r.created_id());
+                }
+                409 => r.assert_error(409, "idempotency_key_in_use"),
+                other => panic!("{backend:?}: {other} {}", r.body),
+            }
+        }
+        assert_eq!(ids.len(), 1, "{backend:?}: {ids:?}");
+        let id = *ids.first().unwrap();
+        let replay = spin.api.post_keyed("same", REX);
+        assert_eq!(replay.created_id(), id);
+        assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+        assert_eq!(named(&spin.api, "Rex", "sold"), (vec![id], vec![id]));
+    }
+}
+
+#[test]
+fn sixteen_clients_with_distinct_keys_make_sixteen_pets() {
+    for backend in Backend::ALL {
+        let store = Store::new(backend);
+        let spin = store.start();
+        let replies = at_once(&spin.api, 16, |t| format!("key-{t}"));
+        let ids: BTreeSet<i64> = replies.iter().map(Reply::created_id).collect();
+        assert_eq!(ids.len(), 16, "{backend:?}");
+        spin.api.assert_consistent(&ids, 1);
+        for (t, first) in replies.iter().enumerate() {
+            let replay = spin.api.post_keyed(&format!("key-{t}"), REX);
+            assert_eq!(replay.created_id(), first.created_id());
+            assert_eq!(replay.body, first.body);
+        }
+    }
+}
+
+/// What a keyed create leaves when its instance dies after claiming the key
+/// and before its commit: the id and position taken, the slot and the
+/// pending record staged, the key's word naming the id. Written with the
+/// component's own code, straight into the store.
+fn seed_stopped_create(store: &Store, key: &str, body: &str) -> i64 {
+    let kv = store.direct();
+    let view = CoreView(&kv);
+    let catalogue = Catalogue::new(&view);
+    let new = NewPet::from_json(body.as_bytes()).unwrap();
+    let reserved = catalogue.reserve(new.status).unwrap();
+    let pet = new.into_pet(reserved.id);
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let pending = Pending {
+        position: reserved.position,
+        started_ms: now_ms,
+        record: encode_pet(&pet).unwrap(),
+    };
+    catalogue
+        .commit(reserved, pet.status, &pending.encode())
+        .unwrap();
+    let record = IdempotencyKey::parse(key.as_bytes()).unwrap().record_key();
+    assert_eq!(kv.increment(&record, reserved.id).unwrap(), reserved.id);
+    reserved.id
+}
+
+#[test]
+fn a_create_stopped_after_its_claim_is_409_until_its_lease_ends_then_the_retry_finishes_it() {
+    for backend in Backend::ALL {
+        let store = Store::new(backend);
+        let spin = store
+            .launch()
+            .variable("idempotency_lease_ms", "1500")
+            .start();
+        let s = &spin.api;
+        let before = s.create("before", "sold");
+        let id = seed_stopped_create(&store, "stopped", REX);
+        // Not yet a pet: a hole in the lists, and no getPet.
+        assert_eq!(named(s, "Rex", "sold"), (vec![], vec![]));
+        s.get(&format!("/v1/pets/{id}"))
+            .assert_error(404, "not_found");
+        let busy = s.post_keyed("stopped", REX);
+        busy.assert_error(409, "idempotency_key_in_use");
+        // Seconds left of the lease, rounded up.
+        let wait = busy.header("retry-after");
+        assert!(matches!(wait, Some("1" | "2")), "{backend:?}: {wait:?}");
+        s.post_keyed("stopped", r#"{"name":"Tom","categoryId":7}"#)
+            .assert_error(422, "idempotency_key_reused");
+        std::thread::sleep(Duration::from_millis(1600));
+        let finished = s.post_keyed("stopped", REX);
+        assert_eq!(
+            finished.created_id(),
+            id,
+            "{backend:?}: the stopped create's id"
+        );
+        assert_eq!(finished.header("idempotent-replayed"), None);
+        let replay = s.post_keyed("stopped", REX);
+        assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+        assert_eq!(replay.body, finished.body);
+        assert_eq!(named(s, "Rex", "sold"), (vec![id], vec![id]));
+        s.assert_consistent(&BTreeSet::from([before, id]), 1);
+    }
+}

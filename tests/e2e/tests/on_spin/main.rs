@@ -1,0 +1,14 @@
+//! The black-box suites on real Spin: each test starts its own `spin up`
+//! processes (the pinned Spin 4.0.2, free loopback ports, temporary state and
+//! log directories) on a fresh store of each of Spin's backends, and drives
+//! them over HTTP as a client would, reading the access log from Spin's own
+//! log files as an operator would.
+
+mod clients;
+mod concurrency;
+mod contract;
+mod idempotency;
+mod instances;
+mod operations;
+mod outage;
+mod walks;
