@@ -2,7 +2,7 @@
 
 Headless Chromium (Debian's chromium and chromium-driver), driven with
 selenium, loads tests/browser/page.html from a loopback origin of its own and
-runs its `fetch` calls against the API served by the test host on another
+runs its `fetch` calls against the API served by real `spin up` on another
 port. From the allowed origin (in the deployment's cors_origins) it lists
 pets, reads the Link header and creates a pet; from another origin the
 browser itself blocks the call.

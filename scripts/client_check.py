@@ -3,11 +3,13 @@ OpenAPI document (openapi-python-client): every operation, and every status
 the document declares that the component can be made to produce, must parse
 into the generated typed model without an exception.
 
-Usage (scripts/generated-client runs it): client_check.py OK_URL FAULTY_URL MISCONFIGURED_URL API_KEY
-- OK_URL: a healthy deployment;
-- FAULTY_URL: one whose key-value calls 8, 12, 13 and 14 fail (test host
-  --fail-call), driven in a fixed order so each fault lands where intended;
-- MISCONFIGURED_URL: one whose api_key variable is unusable.
+Usage (scripts/generated-client runs it):
+  client_check.py API_KEY OK_URL UNAVAILABLE_URL MISCONFIGURED_URL HELD_URL
+- OK_URL: a healthy deployment (real Spin);
+- UNAVAILABLE_URL: one whose key-value store cannot be opened (real Spin);
+- MISCONFIGURED_URL: one whose api_key variable is unusable (real Spin);
+- HELD_URL: the test host with its 8th key-value call failing: a keyed
+  create's commit, which holds the key (409) until the lease ends.
 """
 import sys
 import uuid
@@ -18,7 +20,7 @@ from petstore_client.api.default import get_health, get_open_api
 from petstore_client.api.pets import create_pet, get_pet, list_pets
 from petstore_client.models import Error, GetHealthResponse200, NewPet, Pet, PetStatus
 
-ok_url, faulty_url, misconfigured_url, key = sys.argv[1:5]
+key, ok_url, unavailable_url, misconfigured_url, held_url = sys.argv[1:6]
 results = []
 
 
@@ -102,15 +104,19 @@ raw_error("DELETE /pets/1", authed, "DELETE", f"/pets/{pet.id}", 405, "method_no
 raw_error("POST text/plain", authed, "POST", "/pets", 415, "unsupported_media_type",
           content=b"Rex", headers={"Content-Type": "text/plain"})
 
-# The faulty deployment, in call order: 503 (commit fails), 409 (the key is
-# held), then 503 for getPet, listPets and getHealth.
-faulty = AuthenticatedClient(base_url=v1(faulty_url), token=key, raise_on_unexpected_status=True)
+# The store cannot be opened: 503 for every operation that reads or writes it.
+unavailable = AuthenticatedClient(base_url=v1(unavailable_url), token=key, raise_on_unexpected_status=True)
+check("createPet store fails", create_pet.sync_detailed(client=unavailable, body=rex, idempotency_key=key1), 503, Error, "store_unavailable")
+check("getPet store fails", get_pet.sync_detailed(1, client=unavailable), 503, Error, "store_unavailable")
+check("listPets store fails", list_pets.sync_detailed(client=unavailable), 503, Error, "store_unavailable")
+check("getHealth store fails", get_health.sync_detailed(client=Client(base_url=v1(unavailable_url))), 503, Error, "store_unavailable")
+
+# The held deployment, in call order: 503 (the commit fails), then 409 (the
+# key is held for the lease).
+held = AuthenticatedClient(base_url=v1(held_url), token=key, raise_on_unexpected_status=True)
 key2 = f"client-{uuid.uuid4()}"
-check("createPet store fails at commit", create_pet.sync_detailed(client=faulty, body=rex, idempotency_key=key2), 503, Error, "store_unavailable")
-check("createPet key in use", create_pet.sync_detailed(client=faulty, body=rex, idempotency_key=key2), 409, Error, "idempotency_key_in_use")
-check("getPet store fails", get_pet.sync_detailed(1, client=faulty), 503, Error, "store_unavailable")
-check("listPets store fails", list_pets.sync_detailed(client=faulty), 503, Error, "store_unavailable")
-check("getHealth store fails", get_health.sync_detailed(client=Client(base_url=v1(faulty_url))), 503, Error, "store_unavailable")
+check("createPet store fails at commit", create_pet.sync_detailed(client=held, body=rex, idempotency_key=key2), 503, Error, "store_unavailable")
+check("createPet key in use", create_pet.sync_detailed(client=held, body=rex, idempotency_key=key2), 409, Error, "idempotency_key_in_use")
 
 # The misconfigured deployment: 500 for every authenticated operation, 503
 # from the probe.
