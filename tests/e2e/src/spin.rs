@@ -2,7 +2,7 @@
 //! by `scripts/setup` into `.tools/bin/spin`), else a `spin` on `PATH`. Each
 //! [`SpinUp`] is one process on a free loopback port, with the variables,
 //! state directory, log directory and runtime config a test gives it; it is
-//! killed when dropped (and when the test process dies).
+//! killed, with the trigger process it starts, when dropped.
 
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
@@ -137,9 +137,11 @@ impl Launch {
             command.arg("--variable").arg(format!("{name}={value}"));
         }
         // Only what this launch says: nothing from the caller's environment
-        // that Spin (or the AWS SDK inside it) would read.
+        // that Spin (or the AWS SDK inside it) would read. RUST_BACKTRACE
+        // too: it makes Spin capture a backtrace on every error it handles
+        // (a variable's provider missing it, say), which costs latency.
         for (name, _) in std::env::vars() {
-            let inherited = ["SPIN_", "OTEL_", "AWS_", "RUNTIME_CONFIG_FILE", "RUST_LOG"];
+            let inherited = ["SPIN_", "OTEL_", "AWS_", "RUNTIME_CONFIG_FILE", "RUST_"];
             if inherited.iter().any(|p| name.starts_with(p)) {
                 command.env_remove(&name);
             }
@@ -151,9 +153,12 @@ impl Launch {
             .stdin(Stdio::null())
             .stdout(output.try_clone().map_err(|e| e.to_string())?)
             .stderr(output);
-        // SAFETY: prctl is async-signal-safe and allocates nothing.
+        // `spin up` runs the app in a child process (`spin trigger http`):
+        // both go in a process group of their own, which Drop kills whole.
+        // SAFETY: setpgid and prctl are async-signal-safe and allocate nothing.
         unsafe {
             command.pre_exec(|| {
+                libc::setpgid(0, 0);
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 Ok(())
             });
@@ -259,8 +264,14 @@ impl SpinUp {
 }
 
 impl Drop for SpinUp {
+    /// Kills `spin up` and its trigger process (their process group).
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: a plain system call on the group this launch created.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
         let _ = self.child.wait();
     }
 }

@@ -25,6 +25,13 @@ pub enum Backend {
 
 impl Backend {
     pub const ALL: [Backend; 2] = [Backend::Sqlite, Backend::Redis];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Redis => "redis",
+        }
+    }
 }
 
 /// One store, empty when made, removed when dropped.

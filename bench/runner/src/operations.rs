@@ -1,0 +1,73 @@
+//! What is measured: each operation of the API on a preloaded catalogue,
+//! and the floor's request that does the same key-value work.
+
+pub const CREATE_BODY: &str = r#"{"name":"Bench","categoryId":3,"status":"pending"}"#;
+/// The one key of the replay benchmark.
+pub const REPLAYED_KEY: &str = "bench-replayed";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Read,
+    Create,
+    /// A create with a new `Idempotency-Key` on every request.
+    KeyedCreate,
+    /// The same `Idempotency-Key` and body every time: replays.
+    Replay,
+}
+
+impl Kind {
+    pub fn creates(self) -> bool {
+        self != Kind::Read
+    }
+}
+
+pub struct Operation {
+    pub name: &'static str,
+    pub path: String,
+    pub kind: Kind,
+}
+
+/// Every operation, reads first (creates grow the catalogue).
+pub fn all(pets: usize) -> Vec<Operation> {
+    let op = |name, path: String, kind| Operation { name, path, kind };
+    vec![
+        op(
+            "listPets?limit=100",
+            "/v1/pets?limit=100".into(),
+            Kind::Read,
+        ),
+        op(
+            "listPets?limit=100&status=sold (1 sold)",
+            "/v1/pets?limit=100&status=sold".into(),
+            Kind::Read,
+        ),
+        op(
+            "listPets?limit=100, deep cursor",
+            format!(
+                "/v1/pets?limit=100&cursor=c{}",
+                pets.saturating_sub(150).max(1)
+            ),
+            Kind::Read,
+        ),
+        op("getPet", format!("/v1/pets/{}", pets / 2 + 1), Kind::Read),
+        op("createPet", "/v1/pets".into(), Kind::Create),
+        op(
+            "createPet, new Idempotency-Key",
+            "/v1/pets".into(),
+            Kind::KeyedCreate,
+        ),
+        op("createPet, replayed", "/v1/pets".into(), Kind::Replay),
+    ]
+}
+
+/// The floor's request for the same work: as many plain `get`s and the same
+/// body size, or for a create the least any create does (one `increment`,
+/// one `set` of a new key).
+pub fn floor_path(kind: Kind, calls: f64, body_bytes: usize) -> String {
+    match kind {
+        Kind::Create | Kind::KeyedCreate => format!("/floor/x?create=1&bytes={body_bytes}"),
+        Kind::Read | Kind::Replay => {
+            format!("/floor/x?gets={}&bytes={body_bytes}", calls.round() as u64)
+        }
+    }
+}
