@@ -5,15 +5,17 @@
 //!
 //! Per backend and catalogue size: preload N pets; per operation, read the
 //! key-value calls of `--counted` requests from Spin's access log and the
-//! keys they added from the store, then measure latency with `wrk` (1 and 4
-//! keep-alive connections), ours and the floor's doing the same number of
-//! plain `get`s with the same body size — or, for createPet, the least any
-//! create does (1 `increment` + 1 new-key `set`).
+//! keys they added from the store, then measure latency with clients that
+//! alternate, request by request, ours and the floor's doing the same number
+//! of plain `get`s with the same body size — or, for createPet, the least any
+//! create does (1 `increment` + 1 new-key `set`), on 1 and 4 keep-alive
+//! connections.
 //!
 //! ```text
 //! cargo run --release -p petstore-bench -- --backends sqlite,redis --pets 1000,10000,100000
 //! ```
 
+mod load;
 mod measure;
 mod operations;
 mod options;
@@ -40,7 +42,7 @@ fn main() -> Result<()> {
                 let comparisons = o
                     .connections
                     .iter()
-                    .map(|&c| measure::compare(&deployment, &op, &cost, c, o.seconds, o.runs))
+                    .map(|&c| measure::compare(&deployment, &op, &cost, c, o.seconds))
                     .collect::<Result<Vec<_>>>()?;
                 report::row(pets, &op, &cost, &comparisons);
             }

@@ -1,13 +1,13 @@
 //! Measuring one operation on a deployment: the key-value calls and new keys
 //! of `counted` requests (from Spin's access log and the store itself), then
-//! latency under wrk, ours and the floor's alternately, `runs` times each.
+//! latency with ours and the floor's requests alternating (`load`).
 
-use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use petstore_e2e::client::KEY;
 
+use crate::load;
 use crate::operations::{floor_path, Kind, Operation, CREATE_BODY, REPLAYED_KEY};
 use crate::setup::Deployment;
 
@@ -90,24 +90,17 @@ fn logged_calls(d: &Deployment, run: &str, n: usize) -> Result<u64> {
     bail!("the access log lacks lines of the counted requests")
 }
 
-/// One wrk run.
-#[derive(Clone, Copy)]
-pub struct Load {
-    pub p50_ms: f64,
-    pub p99_ms: f64,
-    pub rps: f64,
-}
-
-/// Ours and the floor's at `connections`, each the median of `runs` wrk
-/// runs taken alternately (so drift on the machine touches both).
+/// Ours beside the floor at `connections` (see `load`).
 pub struct Comparison {
-    pub ours: Load,
-    pub floor: Load,
+    pub ours_p50: f64,
+    pub ours_p99: f64,
+    pub ours_rate: f64,
+    pub floor_p50: f64,
 }
 
 impl Comparison {
     pub fn ratio(&self) -> f64 {
-        self.ours.p50_ms / self.floor.p50_ms
+        self.ours_p50 / self.floor_p50
     }
 }
 
@@ -116,100 +109,78 @@ pub fn compare(
     op: &Operation,
     cost: &Cost,
     connections: usize,
-    seconds: u64,
-    runs: usize,
+    seconds: f64,
 ) -> Result<Comparison> {
-    let base = &d.spin.api.base;
-    let ours_url = format!("{base}{}", op.path);
-    let floor_url = format!("{base}{}", floor_path(op.kind, cost.calls, cost.body_bytes));
-    let mut ours = Vec::new();
-    let mut floor = Vec::new();
-    for _ in 0..runs {
-        ours.push(wrk(&ours_url, op.kind, connections, seconds)?);
-        floor.push(wrk(&floor_url, Kind::Read, connections, seconds)?);
-    }
-    Ok(Comparison {
-        ours: median(ours),
-        floor: median(floor),
-    })
-}
-
-/// The run with the median p50 (its p99 and throughput with it).
-fn median(mut loads: Vec<Load>) -> Load {
-    loads.sort_by(|a, b| a.p50_ms.total_cmp(&b.p50_ms));
-    loads[loads.len() / 2]
-}
-
-fn wrk(url: &str, kind: Kind, connections: usize, seconds: u64) -> Result<Load> {
-    let mut cmd = Command::new("wrk");
-    cmd.args(["-t1", "-c", &connections.to_string()])
-        .args(["-d", &format!("{seconds}s"), "--latency"])
-        .args(["-H", &format!("Authorization: Bearer {KEY}")]);
-    let script = std::env::temp_dir().join(format!("petstore-bench-{}.lua", std::process::id()));
-    if kind.creates() {
-        let mut lua = format!(
-            "wrk.method = \"POST\"\nwrk.body = '{CREATE_BODY}'\n\
-             wrk.headers[\"Content-Type\"] = \"application/json\"\n"
-        );
-        match kind {
-            Kind::Replay => lua.push_str(&format!(
-                "wrk.headers[\"Idempotency-Key\"] = \"{REPLAYED_KEY}\"\n"
-            )),
-            Kind::KeyedCreate => lua.push_str(&format!(
-                "local n = 0\n\
-                 request = function()\n\
-                   n = n + 1\n\
-                   wrk.headers[\"Idempotency-Key\"] = \"{}-\" .. n\n\
-                   return wrk.format()\n\
-                 end\n",
-                unique_prefix()
-            )),
-            _ => {}
+    let addr = d.spin.api.base.trim_start_matches("http://").to_string();
+    let auth = format!("Bearer {KEY}");
+    let json = ("content-type", "application/json");
+    let ours = match op.kind {
+        Kind::Read => load::Request {
+            fixed: load::raw("GET", &op.path, &[("authorization", &auth)], ""),
+            fresh: None,
+            expect: 200,
+        },
+        Kind::Create => load::Request {
+            fixed: load::raw(
+                "POST",
+                &op.path,
+                &[("authorization", &auth), json],
+                CREATE_BODY,
+            ),
+            fresh: None,
+            expect: 201,
+        },
+        Kind::Replay => load::Request {
+            fixed: load::raw(
+                "POST",
+                &op.path,
+                &[
+                    ("authorization", &auth),
+                    json,
+                    ("idempotency-key", REPLAYED_KEY),
+                ],
+                CREATE_BODY,
+            ),
+            fresh: None,
+            expect: 201,
+        },
+        Kind::KeyedCreate => {
+            let (path, run) = (op.path.clone(), unique_prefix());
+            let auth = auth.clone();
+            load::Request {
+                fixed: Vec::new(),
+                fresh: Some(Box::new(move |n| {
+                    let key = format!("{run}-{n}");
+                    let headers = [
+                        ("authorization", auth.as_str()),
+                        ("content-type", "application/json"),
+                        ("idempotency-key", key.as_str()),
+                    ];
+                    load::raw("POST", &path, &headers, CREATE_BODY)
+                })),
+                expect: 201,
+            }
         }
-        std::fs::write(&script, lua)?;
-        cmd.arg("-s").arg(&script);
-    }
-    cmd.arg(url);
-    let out = cmd
-        .output()
-        .context("running wrk (install it: apt-get install wrk)")?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() {
-        bail!("wrk failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    if let Some(line) = text.lines().find(|l| l.contains("Non-2xx")) {
-        bail!("{url}: {}", line.trim());
-    }
-    let percentile = |p: &str| -> Result<f64> {
-        let line = text
-            .lines()
-            .find(|l| l.trim_start().starts_with(p))
-            .with_context(|| format!("wrk output has no {p} line:\n{text}"))?;
-        let value = line.split_whitespace().nth(1).unwrap_or_default();
-        duration_ms(value).with_context(|| format!("wrk latency '{value}'"))
     };
-    let rps = text
-        .lines()
-        .find_map(|l| l.strip_prefix("Requests/sec:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(f64::NAN);
-    Ok(Load {
-        p50_ms: percentile("50%")?,
-        p99_ms: percentile("99%")?,
-        rps,
+    let floor = load::Request {
+        fixed: load::raw(
+            "GET",
+            &floor_path(op.kind, cost.calls, cost.body_bytes),
+            &[],
+            "",
+        ),
+        fresh: None,
+        expect: if op.kind.creates() && op.kind != Kind::Replay {
+            201
+        } else {
+            200
+        },
+    };
+    let (a, b) = load::alternate(&addr, &ours, &floor, connections, seconds)?;
+    Ok(Comparison {
+        ours_p50: a.percentile(0.5),
+        ours_p99: a.percentile(0.99),
+        ours_rate: a.rate(connections),
+        floor_p50: b.percentile(0.5),
     })
-}
-
-/// wrk prints `812.00us`, `1.23ms` or `1.01s`.
-fn duration_ms(value: &str) -> Option<f64> {
-    let (number, scale) = if let Some(v) = value.strip_suffix("us") {
-        (v, 0.001)
-    } else if let Some(v) = value.strip_suffix("ms") {
-        (v, 1.0)
-    } else if let Some(v) = value.strip_suffix('s') {
-        (v, 1000.0)
-    } else {
-        return None;
-    };
-    number.parse::<f64>().ok().map(|n| n * scale)
 }

@@ -6,11 +6,9 @@ use petstore_e2e::stores::Backend;
 pub struct Options {
     pub backends: Vec<Backend>,
     pub pets: Vec<usize>,
-    /// Seconds per wrk run.
-    pub seconds: u64,
+    /// Seconds of alternating load per figure.
+    pub seconds: f64,
     pub connections: Vec<usize>,
-    /// wrk runs per figure, alternating ours and the floor's; the median.
-    pub runs: usize,
     /// Requests per operation whose key-value calls are read from the log.
     pub counted: usize,
     /// Only operations whose name contains one of these (default: all).
@@ -21,7 +19,7 @@ pub struct Options {
 }
 
 const USAGE: &str = "--backends sqlite,redis --pets N,N --seconds S --connections C,C \
-                     --runs R --counted N --only NAME,NAME --key-form plain|digest";
+                     --counted N --only NAME,NAME --key-form plain|digest";
 
 fn list<T>(value: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>> {
     value
@@ -38,9 +36,8 @@ pub fn parse() -> Result<Options> {
     let mut o = Options {
         backends: vec![Backend::Sqlite, Backend::Redis],
         pets: vec![1_000, 10_000, 100_000],
-        seconds: 3,
+        seconds: 10.0,
         connections: vec![1, 4],
-        runs: 3,
         counted: 100,
         only: Vec::new(),
         key_form: "plain".into(),
@@ -55,7 +52,6 @@ pub fn parse() -> Result<Options> {
             "--pets" => o.pets = list(&value, |v| v.parse().ok())?,
             "--seconds" => o.seconds = value.parse()?,
             "--connections" => o.connections = list(&value, |v| v.parse().ok())?,
-            "--runs" => o.runs = value.parse()?,
             "--counted" => o.counted = value.parse()?,
             "--only" => o.only = value.split(',').map(str::to_string).collect(),
             "--key-form" if ["plain", "digest"].contains(&value.as_str()) => o.key_form = value,

@@ -34,11 +34,11 @@ pub fn row(pets: usize, op: &Operation, cost: &Cost, comparisons: &[Comparison])
     for c in comparisons {
         print!(
             " {:.3} | {:.3} | {:.2} | {:.3} | {:.0} |",
-            c.ours.p50_ms,
-            c.floor.p50_ms,
+            c.ours_p50,
+            c.floor_p50,
             c.ratio(),
-            c.ours.p99_ms,
-            c.ours.rps
+            c.ours_p99,
+            c.ours_rate
         );
     }
     println!();

@@ -1,0 +1,167 @@
+//! The load: keep-alive HTTP/1.1 clients that alternate, request by
+//! request, between ours and the floor's, so both sides of a comparison are
+//! measured under the very same conditions (a drift of the machine touches
+//! both alike, which separate runs cannot promise on a shared 2-core VM).
+//! Each of `connections` clients holds one connection to each side and
+//! times every exchange; the first requests of each are a warm-up.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+/// A request, as bytes on the wire; `fresh` makes a new one for each send
+/// (a new `Idempotency-Key`, say).
+pub struct Request {
+    pub fixed: Vec<u8>,
+    pub fresh: Option<Box<dyn Fn(u64) -> Vec<u8> + Send + Sync>>,
+    /// The status every answer must have.
+    pub expect: u16,
+}
+
+impl Request {
+    fn bytes(&self, n: u64) -> std::borrow::Cow<'_, [u8]> {
+        match &self.fresh {
+            Some(make) => make(n).into(),
+            None => self.fixed.as_slice().into(),
+        }
+    }
+}
+
+/// The bytes of an HTTP/1.1 request to 127.0.0.1.
+pub fn raw(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Vec<u8> {
+    let mut text = format!("{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n");
+    for (name, value) in headers {
+        text.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" {
+        text.push_str(&format!("content-length: {}\r\n", body.len()));
+    }
+    text.push_str("\r\n");
+    text.push_str(body);
+    text.into_bytes()
+}
+
+struct Connection {
+    reader: BufReader<TcpStream>,
+}
+
+impl Connection {
+    fn open(addr: &str) -> Result<Connection> {
+        let stream = TcpStream::connect(addr).with_context(|| format!("connecting to {addr}"))?;
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+        Ok(Connection {
+            reader: BufReader::new(stream),
+        })
+    }
+
+    /// Sends one request and reads its whole answer; the status.
+    fn exchange(&mut self, request: &[u8]) -> Result<u16> {
+        self.reader.get_mut().write_all(request)?;
+        let mut line = String::new();
+        self.reader.read_line(&mut line)?;
+        let status: u16 = line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .with_context(|| format!("a status line: {line:?}"))?;
+        let mut length = 0;
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line)?;
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse()?;
+                }
+            }
+        }
+        let mut body = vec![0; length];
+        self.reader.read_exact(&mut body)?;
+        Ok(status)
+    }
+}
+
+/// Latencies of one side, in milliseconds, sorted.
+pub struct Latencies(Vec<f64>);
+
+impl Latencies {
+    pub fn percentile(&self, p: f64) -> f64 {
+        let i = ((self.0.len() as f64 - 1.0) * p).round() as usize;
+        self.0[i]
+    }
+
+    /// Requests per second of this side alone: connections ÷ mean latency.
+    pub fn rate(&self, connections: usize) -> f64 {
+        let mean = self.0.iter().sum::<f64>() / self.0.len() as f64;
+        connections as f64 * 1000.0 / mean
+    }
+}
+
+const WARM_UP: u64 = 20;
+
+/// `connections` clients, each alternating `a` and `b` (in turn `a` first,
+/// then `b` first) for `seconds`; the latencies of each side.
+pub fn alternate(
+    addr: &str,
+    a: &Request,
+    b: &Request,
+    connections: usize,
+    seconds: f64,
+) -> Result<(Latencies, Latencies)> {
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let results: Vec<Result<(Vec<f64>, Vec<f64>)>> = std::thread::scope(|scope| {
+        let clients: Vec<_> = (0..connections)
+            .map(|client| {
+                scope.spawn(move || -> Result<(Vec<f64>, Vec<f64>)> {
+                    let mut sides = [Connection::open(addr)?, Connection::open(addr)?];
+                    let requests = [a, b];
+                    let mut times = [Vec::new(), Vec::new()];
+                    let mut n = 0u64;
+                    while Instant::now() < deadline {
+                        let order = if n.is_multiple_of(2) { [0, 1] } else { [1, 0] };
+                        for side in order {
+                            let bytes =
+                                requests[side].bytes(n * connections as u64 + client as u64);
+                            let started = Instant::now();
+                            let status = sides[side].exchange(&bytes)?;
+                            let took = started.elapsed().as_secs_f64() * 1000.0;
+                            if status != requests[side].expect {
+                                bail!("side {side}: status {status}");
+                            }
+                            if n >= WARM_UP {
+                                times[side].push(took);
+                            }
+                        }
+                        n += 1;
+                    }
+                    let [x, y] = times;
+                    Ok((x, y))
+                })
+            })
+            .collect();
+        clients
+            .into_iter()
+            .map(|c| {
+                c.join()
+                    .unwrap_or_else(|_| bail!("a client thread panicked"))
+            })
+            .collect()
+    });
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for r in results {
+        let (x, y) = r?;
+        xs.extend(x);
+        ys.extend(y);
+    }
+    if xs.is_empty() || ys.is_empty() {
+        bail!("no request completed after the warm-up");
+    }
+    xs.sort_by(f64::total_cmp);
+    ys.sort_by(f64::total_cmp);
+    Ok((Latencies(xs), Latencies(ys)))
+}
