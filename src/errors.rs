@@ -6,6 +6,7 @@
 use http::StatusCode;
 use serde::Serialize;
 
+use crate::config::Misconfiguration;
 use crate::response::Response;
 use crate::store::StoreError;
 
@@ -43,9 +44,12 @@ pub enum ApiError {
     /// happened, a retry with the same key ends in exactly one pet.
     KeyedCreateUnavailable(StoreError),
     Internal(String),
-    /// A Spin variable is unusable: `/v1/health` answers 503 so that a
-    /// broken rollout fails its probes.
-    Misconfigured(String),
+    /// The request needs a Spin variable that is unusable: a 500, loudly,
+    /// rather than a 401 that would say nothing to the operators.
+    Misconfigured(Misconfiguration),
+    /// The same, found by `/v1/health`: 503, so that a broken rollout fails
+    /// its probes.
+    HealthMisconfigured(Misconfiguration),
 }
 
 #[derive(Serialize)]
@@ -71,8 +75,8 @@ impl ApiError {
             ApiError::StoreUnavailable(_)
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            ApiError::Misconfigured(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) | ApiError::Misconfigured(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::HealthMisconfigured(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -91,8 +95,8 @@ impl ApiError {
             ApiError::StoreUnavailable(_)
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => "store_unavailable",
-            ApiError::Internal(_) => "internal_error",
-            ApiError::Misconfigured(_) => "misconfigured",
+            ApiError::Internal(_) | ApiError::Misconfigured(_) => "internal_error",
+            ApiError::HealthMisconfigured(_) => "misconfigured",
         }
     }
 
@@ -138,8 +142,8 @@ impl ApiError {
                  Idempotency-Key, which creates the pet at most once"
                     .into()
             }
-            ApiError::Internal(_) => "internal error".into(),
-            ApiError::Misconfigured(_) => {
+            ApiError::Internal(_) | ApiError::Misconfigured(_) => "internal error".into(),
+            ApiError::HealthMisconfigured(_) => {
                 "the service is misconfigured; its operators can see why in its log".into()
             }
         }
@@ -151,7 +155,8 @@ impl ApiError {
             ApiError::StoreUnavailable(e) => Some(e.to_string()),
             ApiError::CreateOutcomeUnknown(e) => Some(format!("create outcome unknown: {e}")),
             ApiError::KeyedCreateUnavailable(e) => Some(format!("keyed create: {e}")),
-            ApiError::Internal(m) | ApiError::Misconfigured(m) => Some(m.clone()),
+            ApiError::Internal(m) => Some(m.clone()),
+            ApiError::Misconfigured(m) | ApiError::HealthMisconfigured(m) => Some(m.to_string()),
             _ => None,
         }
     }
@@ -191,6 +196,12 @@ impl ApiError {
             _ => {}
         }
         response
+    }
+}
+
+impl From<Misconfiguration> for ApiError {
+    fn from(m: Misconfiguration) -> Self {
+        ApiError::Misconfigured(m)
     }
 }
 

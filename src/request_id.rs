@@ -15,14 +15,15 @@ pub struct RequestId(String);
 impl RequestId {
     /// The client's id if it sent exactly one of 1–128 characters of
     /// `[A-Za-z0-9._:-]`; otherwise (none, repeated, or any other value,
-    /// which is replaced, never rejected) 32 hex digits of `random`.
-    pub fn for_request(request: &Request, random: [u8; 16]) -> RequestId {
+    /// which is replaced, never rejected) 32 hex digits of `random()`,
+    /// called only then.
+    pub fn for_request(request: &Request, random: impl FnOnce() -> [u8; 16]) -> RequestId {
         request
             .single_header(HEADER)
             .filter(|v| Self::usable(v))
             .and_then(|v| std::str::from_utf8(v).ok())
             .map(|v| RequestId(v.to_string()))
-            .unwrap_or_else(|| RequestId::generated(random))
+            .unwrap_or_else(|| RequestId::generated(random()))
     }
 
     fn usable(value: &[u8]) -> bool {
@@ -61,7 +62,7 @@ mod tests {
     fn a_usable_client_id_is_kept() {
         let longest = "a".repeat(128);
         for id in ["abc", "2f1c:9A.b-c_d", longest.as_str()] {
-            let got = RequestId::for_request(&with(&[id.as_bytes()]), RANDOM);
+            let got = RequestId::for_request(&with(&[id.as_bytes()]), || RANDOM);
             assert_eq!(got.as_str(), id);
         }
     }
@@ -80,7 +81,7 @@ mod tests {
             &[b"a\n"],
             &[b"one", b"two"],
         ] {
-            let got = RequestId::for_request(&with(values), RANDOM);
+            let got = RequestId::for_request(&with(values), || RANDOM);
             assert_eq!(got.as_str(), generated, "{values:?}");
         }
     }

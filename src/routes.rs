@@ -3,13 +3,13 @@
 
 use http::{Method, StatusCode};
 
-use crate::auth::ApiKeys;
-use crate::catalogue::{json_array, Catalogue, ID_COUNTER};
+use crate::catalogue::{json_array, Catalogue, Page, ID_COUNTER};
 use crate::conditional::{self, LIST_CACHE, PET_CACHE};
-use crate::cors::CorsOrigins;
+use crate::config::Config;
 use crate::errors::ApiError;
 use crate::idempotency::{self, IdempotencyKey, Keyed, Lease};
 use crate::model::{parse_digits, ListQuery, NewPet, Pet};
+use crate::platform::Platform;
 use crate::request::{Body, Request};
 use crate::request_id::RequestId;
 use crate::response::Response;
@@ -73,70 +73,67 @@ pub struct Handled {
     pub notes: Vec<String>,
 }
 
-/// What a request is answered with besides itself and the store: the Spin
-/// variables, parsed (or why they could not be), and the time.
-#[derive(Debug)]
-pub struct Env {
-    /// The `api_key` variable.
-    pub keys: Result<ApiKeys, String>,
-    /// The `idempotency_lease_ms` variable.
-    pub idempotency_lease_ms: Result<u64, String>,
-    /// The `cors_origins` variable.
-    pub cors: Result<CorsOrigins, String>,
-    /// Now, in Unix milliseconds.
-    pub now_ms: u64,
-    /// Fresh random bits, for a request id the client did not give.
-    pub random: [u8; 16],
-}
-
-impl Env {
-    /// Whether every variable is usable; if not, the first problem (named
-    /// by variable, never showing a value), for the log and `/v1/health`.
-    pub fn check(&self) -> Result<(), String> {
-        self.keys
-            .as_ref()
-            .map_err(|e| format!("variable api_key: {e}"))?;
-        self.idempotency_lease_ms
-            .as_ref()
-            .map_err(|e| format!("variable idempotency_lease_ms: {e}"))?;
-        self.cors
-            .as_ref()
-            .map_err(|e| format!("variable cors_origins: {e}"))?;
-        Ok(())
-    }
-}
-
 /// Answers one request. Never panics; every error is an Error body; every
-/// response carries the request's id.
-pub fn handle<S: KvStore>(request: &Request, env: &Env, store: &S) -> Handled {
-    let request_id = RequestId::for_request(request, env.random);
-    let mut notes = Vec::new();
-    let (result, deprecated_operation) = respond(request, env, store, &mut notes);
-    let detail = result.as_ref().err().and_then(ApiError::detail);
-    let mut response = result.unwrap_or_else(ApiError::into_response);
-    if deprecated_operation {
+/// response carries the request's id and `Vary: Origin` (whether a response
+/// grants an origin depends on the request's `Origin`, so no cache may hand
+/// it to a request from another: also when CORS is off, since an operator
+/// may turn it on while a cache still holds answers).
+pub fn handle<S: KvStore>(request: &Request, platform: &dyn Platform, store: &S) -> Handled {
+    let config = Config::new(platform);
+    let request_id = RequestId::for_request(request, || platform.random());
+    let answer = respond(request, &config, platform, store);
+    let detail = answer.result.as_ref().err().and_then(ApiError::detail);
+    let mut response = answer.result.unwrap_or_else(ApiError::into_response);
+    if answer.deprecated {
         response = deprecated(response);
     }
-    if let Ok(cors) = &env.cors {
-        response = cors.decorate(request, response);
+    if from_browser(request) {
+        if let Ok(cors) = config.cors_origins() {
+            response = cors.decorate(request, response);
+        }
     }
-    response = response.with_header(crate::request_id::HEADER, request_id.as_str());
+    response = response
+        .with_header("vary", "Origin")
+        .with_header(crate::request_id::HEADER, request_id.as_str());
     Handled {
         response,
         request_id,
         detail,
-        notes,
+        notes: answer.notes,
     }
 }
 
-/// The answer, and whether it is one of the deprecated getPet (whose every
-/// answer after authentication carries the deprecation headers).
+/// What [`respond`] made of a request.
+struct Answer {
+    result: Result<Response, ApiError>,
+    /// An answer of the deprecated getPet (after authentication), which
+    /// carries the deprecation headers.
+    deprecated: bool,
+    /// What the request did to the key-value index, for the log.
+    notes: Vec<String>,
+}
+
+impl From<Result<Response, ApiError>> for Answer {
+    fn from(result: Result<Response, ApiError>) -> Answer {
+        Answer {
+            result,
+            deprecated: false,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// A browser's request: it carries `Origin`, so it needs `cors_origins`.
+fn from_browser(request: &Request) -> bool {
+    request.header_values("origin").next().is_some()
+}
+
 fn respond<S: KvStore>(
     request: &Request,
-    env: &Env,
+    config: &Config,
+    platform: &dyn Platform,
     store: &S,
-    notes: &mut Vec<String>,
-) -> (Result<Response, ApiError>, bool) {
+) -> Answer {
     let route = route(&request.path);
     // The public routes: the interface description, and the health probe.
     match (&route, &request.method) {
@@ -146,40 +143,46 @@ fn respond<S: KvStore>(
                 headers: vec![("content-type", "application/json".to_string())],
                 body: OPENAPI_DOCUMENT.to_vec(),
             };
-            return (Ok(document), false);
+            return Ok(document).into();
         }
-        (Route::Health, &Method::GET) => return (health(env, store), false),
+        (Route::Health, &Method::GET) => return health(config, store).into(),
         _ => {}
     }
-    // A CORS preflight from an allowed origin for a route that exists.
-    if let Some(preflight) = env
-        .cors
-        .as_ref()
-        .ok()
-        .and_then(|cors| cors.preflight(request, route.methods()))
-    {
-        return (Ok(preflight), false);
+    // A browser's preflight from an allowed origin, for a route that exists,
+    // is answered without a key.
+    if from_browser(request) {
+        match config.cors_origins() {
+            Err(m) => return Err(m.into()).into(),
+            Ok(cors) => {
+                if let Some(preflight) = cors.preflight(request, route.methods()) {
+                    return Ok(preflight).into();
+                }
+            }
+        }
     }
-    if let Err(e) = authenticate(request, env) {
-        return (Err(e), false);
+    if let Err(e) = authenticate(request, config) {
+        return Err(e).into();
     }
     let catalogue = Catalogue::new(store);
     match (route, &request.method) {
-        (Route::Pet(id), &Method::GET) => (get_pet(&catalogue, request, id), true),
-        (Route::Pets, &Method::GET) => (list_pets(&catalogue, request, notes), false),
-        (Route::Pets, &Method::POST) => (create_pet(store, request, env), false),
-        (Route::Unknown, _) => (Err(ApiError::NotFound("no such resource".into())), false),
+        (Route::Pet(id), &Method::GET) => Answer {
+            deprecated: true,
+            ..get_pet(&catalogue, request, id).into()
+        },
+        (Route::Pets, &Method::GET) => list_pets(&catalogue, request),
+        (Route::Pets, &Method::POST) => create_pet(store, request, config, platform).into(),
+        (Route::Unknown, _) => Err(ApiError::NotFound("no such resource".into())).into(),
         (route, _) => {
             let allow = route.methods().unwrap_or_default();
-            (Err(ApiError::MethodNotAllowed { allow }), false)
+            Err(ApiError::MethodNotAllowed { allow }).into()
         }
     }
 }
 
-/// `GET /v1/health`: 200 when the variables are usable and one read of the
+/// `GET /v1/health`: 200 when every variable is usable and one read of the
 /// store succeeds; 503 otherwise. The body never holds data.
-fn health<S: KvStore>(env: &Env, store: &S) -> Result<Response, ApiError> {
-    env.check().map_err(ApiError::Misconfigured)?;
+fn health<S: KvStore>(config: &Config, store: &S) -> Result<Response, ApiError> {
+    config.check_all().map_err(ApiError::HealthMisconfigured)?;
     store.get(ID_COUNTER)?;
     Ok(
         Response::json_text(StatusCode::OK, br#"{"status":"ok"}"#.to_vec())
@@ -187,26 +190,33 @@ fn health<S: KvStore>(env: &Env, store: &S) -> Result<Response, ApiError> {
     )
 }
 
-/// A deployment with an unusable variable answers 500 to every request that
-/// needs authentication, also one without credentials: loudly, instead of
-/// locking clients out with 401s that say nothing to its operators.
-fn authenticate(request: &Request, env: &Env) -> Result<(), ApiError> {
-    env.check().map_err(ApiError::Internal)?;
-    match &env.keys {
-        Ok(keys) => keys.authenticate(request),
-        Err(e) => Err(ApiError::Internal(format!("variable api_key: {e}"))),
+/// An unusable `api_key` answers 500 to every request that needs
+/// authentication, also one without credentials: loudly, instead of locking
+/// clients out with 401s that say nothing to the operators.
+fn authenticate(request: &Request, config: &Config) -> Result<(), ApiError> {
+    config.api_keys()?.authenticate(request)
+}
+
+fn list_pets<S: KvStore>(catalogue: &Catalogue<S>, request: &Request) -> Answer {
+    let query = match ListQuery::parse(request.query.as_deref()) {
+        Ok(query) => query,
+        Err(e) => return Err(e).into(),
+    };
+    let from = query.cursor.map_or(1, |c| c.position);
+    match catalogue.list(query.list(), from, query.limit) {
+        Ok(mut page) => {
+            let notes = std::mem::take(&mut page.notes);
+            Answer {
+                notes,
+                ..Ok(page_response(request, &query, page)).into()
+            }
+        }
+        Err(e) => Err(e).into(),
     }
 }
 
-fn list_pets<S: KvStore>(
-    catalogue: &Catalogue<S>,
-    request: &Request,
-    notes: &mut Vec<String>,
-) -> Result<Response, ApiError> {
-    let query = ListQuery::parse(request.query.as_deref())?;
-    let from = query.cursor.map_or(1, |c| c.position);
-    let page = catalogue.list(query.list(), from, query.limit)?;
-    notes.extend(page.notes);
+/// A page as a 200 (or a 304) with its `next` link.
+fn page_response(request: &Request, query: &ListQuery, page: Page) -> Response {
     let mut response = Response::json_text(StatusCode::OK, json_array(&page.pets));
     let keep: &[&str] = &["link"];
     if let Some(next) = page.next {
@@ -225,12 +235,17 @@ fn list_pets<S: KvStore>(
         );
     }
     // A 304 repeats the page's `Link`: the same body may have gained one.
-    Ok(conditional::respond(request, response, LIST_CACHE, keep))
+    conditional::respond(request, response, LIST_CACHE, keep)
 }
 
 /// Checks in the order the README gives: 415, 413, then the
 /// `Idempotency-Key` header and the body (400), then the key's record.
-fn create_pet<S: KvStore>(store: &S, request: &Request, env: &Env) -> Result<Response, ApiError> {
+fn create_pet<S: KvStore>(
+    store: &S,
+    request: &Request,
+    config: &Config,
+    platform: &dyn Platform,
+) -> Result<Response, ApiError> {
     let is_json = request
         .single_header("content-type")
         .is_some_and(is_json_media_type);
@@ -247,11 +262,8 @@ fn create_pet<S: KvStore>(store: &S, request: &Request, env: &Env) -> Result<Res
         return Ok(created(&Catalogue::new(store).create(new_pet)?));
     };
     let lease = Lease {
-        now_ms: env.now_ms,
-        lease_ms: env
-            .idempotency_lease_ms
-            .clone()
-            .map_err(|e| ApiError::Internal(format!("variable idempotency_lease_ms: {e}")))?,
+        lease_ms: config.idempotency_lease_ms()?,
+        now_ms: platform.now_ms(),
     };
     let keyed = idempotency::create(store, &key, new_pet, lease).map_err(|e| match e {
         ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {

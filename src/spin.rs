@@ -7,13 +7,11 @@ use std::time::Instant;
 
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
-use crate::auth::ApiKeys;
-use crate::cors::CorsOrigins;
-use crate::idempotency;
 use crate::log;
+use crate::platform::Platform;
 use crate::request::{Body, Request, MAX_BODY_BYTES};
 use crate::response::Response;
-use crate::routes::{self, Env};
+use crate::routes;
 use crate::store::{KvStore, StoreError, SwapReport};
 
 mod send;
@@ -43,16 +41,8 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
         Body::Complete(Vec::new())
     };
     let request = Request::new(method, &target, headers, body);
-    let env = Env {
-        keys: variable("api_key").and_then(|v| ApiKeys::parse(&v)),
-        idempotency_lease_ms: variable("idempotency_lease_ms")
-            .and_then(|v| idempotency::parse_lease_ms(&v)),
-        cors: variable("cors_origins").and_then(|v| CorsOrigins::parse(&v)),
-        now_ms: unix_millis(),
-        random: random_bits(),
-    };
     let store = SpinStore::default();
-    let handled = routes::handle(&request, &env, &store);
+    let handled = routes::handle(&request, &SpinHost, &store);
     let sent = send(outparam, &handled.response);
     let micros = started.elapsed().as_micros();
     println!(
@@ -68,25 +58,30 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
     );
 }
 
-/// 128 bits from the host's random source (`wasi:random`).
-fn random_bits() -> [u8; 16] {
-    let bytes = bindings::wasi::random::random::get_random_bytes(16);
-    let mut bits = [0u8; 16];
-    for (b, r) in bits.iter_mut().zip(bytes) {
-        *b = r;
+/// Spin's variables, the wall clock and `wasi:random`, each a host call
+/// made only when the core asks.
+struct SpinHost;
+
+impl Platform for SpinHost {
+    fn variable(&self, name: &str) -> Result<String, String> {
+        spin_sdk::variables::get(name).map_err(|e| e.to_string())
     }
-    bits
-}
 
-fn variable(name: &str) -> Result<String, String> {
-    spin_sdk::variables::get(name).map_err(|e| e.to_string())
-}
+    /// `wasi:clocks/wall-clock`, in Unix milliseconds.
+    fn now_ms(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    }
 
-/// The wall clock (`wasi:clocks/wall-clock`) in Unix milliseconds.
-fn unix_millis() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    fn random(&self) -> [u8; 16] {
+        let bytes = bindings::wasi::random::random::get_random_bytes(16);
+        let mut bits = [0u8; 16];
+        for (b, r) in bits.iter_mut().zip(bytes) {
+            *b = r;
+        }
+        bits
+    }
 }
 
 /// Reads the body up to one byte past the limit, so an oversized body is

@@ -5,7 +5,6 @@ mod common;
 
 use common::{assert_error, json, next_target, Api, KEY};
 use http::Method;
-use petstore::auth::ApiKeys;
 use serde_json::json;
 
 const AUTH: &str = "Bearer test-key";
@@ -209,13 +208,13 @@ fn unauthenticated_create_stores_nothing() {
 #[test]
 fn key_rotation_accepts_old_and_new_key() {
     let mut api = Api::new();
-    api.keys = ApiKeys::parse("old-key,new-key");
+    api.set_variable("api_key", "old-key,new-key");
     for key in ["old-key", "new-key"] {
         let auth = format!("Bearer {key}");
         let r = api.request(Method::GET, "/v1/pets", &[("Authorization", &auth)], b"");
         assert_eq!(r.status.as_u16(), 200, "{key}");
     }
-    api.keys = ApiKeys::parse("new-key");
+    api.set_variable("api_key", "new-key");
     let r = api.request(
         Method::GET,
         "/v1/pets",
@@ -228,7 +227,7 @@ fn key_rotation_accepts_old_and_new_key() {
 #[test]
 fn unreadable_key_variable_is_a_500_never_open_access() {
     let mut api = Api::new();
-    api.keys = Err("provider down".into());
+    api.fail_variable("api_key", "provider down");
     let r = api.get("/v1/pets");
     assert_error(&r, 500, "internal_error");
     assert!(!String::from_utf8_lossy(&r.body).contains("provider down"));
@@ -535,7 +534,7 @@ fn json_line(line: &str) -> serde_json::Value {
 #[test]
 fn the_openapi_document_is_public_and_served_byte_for_byte() {
     let mut api = Api::new();
-    api.keys = Err("no key configured".into());
+    api.fail_variable("api_key", "no key configured");
     let r = api.request(Method::GET, "/v1/openapi.json", &[], b"");
     assert_eq!(r.status.as_u16(), 200);
     assert_eq!(r.header("content-type"), Some("application/json"));

@@ -6,7 +6,7 @@ mod common;
 
 use common::{assert_error, Api, KEY};
 use http::Method;
-use petstore::cors::{CorsOrigins, ALLOW_HEADERS, EXPOSE_HEADERS};
+use petstore::cors::{ALLOW_HEADERS, EXPOSE_HEADERS};
 use petstore::response::Response;
 
 const ORIGIN: &str = "http://app.test:8080";
@@ -111,7 +111,7 @@ fn errors_are_never_stored_by_caches() {
 
 fn with_cors(origins: &str) -> Api {
     let mut api = Api::new();
-    api.cors = CorsOrigins::parse(origins);
+    api.set_variable("cors_origins", origins);
     api
 }
 
@@ -217,36 +217,45 @@ fn real_responses_name_an_allowed_origin_and_expose_headers() {
 }
 
 #[test]
-fn with_the_variable_empty_no_cors_header_is_ever_sent() {
+fn with_the_variable_empty_no_cors_header_is_ever_sent_and_every_answer_varies_by_origin() {
     let api = with_cors("");
     let auth = format!("Bearer {KEY}");
     let responses = [
-        preflight(&api, "/v1/pets", ORIGIN),
-        api.request(
-            Method::GET,
-            "/v1/pets",
-            &[("Authorization", &auth), ("Origin", ORIGIN)],
-            b"",
+        (preflight(&api, "/v1/pets", ORIGIN), 401),
+        (
+            api.request(
+                Method::GET,
+                "/v1/pets",
+                &[("Authorization", &auth), ("Origin", ORIGIN)],
+                b"",
+            ),
+            200,
         ),
+        (api.get("/v1/pets"), 200),
+        (api.get("/v1/pets/7"), 404),
     ];
-    for r in responses {
+    for (r, status) in responses {
+        assert_eq!(r.status.as_u16(), status);
         for (name, _) in &r.headers {
-            assert!(
-                !name.starts_with("access-control-") && *name != "vary",
-                "{name}"
-            );
+            assert!(!name.starts_with("access-control-"), "{name}");
         }
+        // A cache must not hand an answer to a request from another origin,
+        // should an operator turn CORS on while it still holds it.
+        assert_eq!(r.header("vary"), Some("Origin"));
     }
 }
 
 #[test]
-fn a_malformed_cors_origins_is_loud() {
+fn a_malformed_cors_origins_fails_every_browser_request_and_the_probe() {
     let api = with_cors("https://ok.test, https://bad.test/");
     let auth = format!("Bearer {KEY}");
     let handled = api.handle(petstore::request::Request::new(
         Method::GET,
         "/v1/pets",
-        vec![("authorization".into(), auth.into_bytes())],
+        vec![
+            ("authorization".into(), auth.into_bytes()),
+            ("origin".into(), b"https://ok.test".to_vec()),
+        ],
         petstore::request::Body::Complete(vec![]),
     ));
     assert_error(&handled.response, 500, "internal_error");
@@ -262,4 +271,9 @@ fn a_malformed_cors_origins_is_loud() {
         500,
         "internal_error",
     );
+    // A request that is not a browser's (no Origin) does not need the
+    // variable, and does not read it.
+    api.reads.borrow_mut().clear();
+    assert_eq!(api.get("/v1/pets").status.as_u16(), 200);
+    assert_eq!(*api.reads.borrow(), ["api_key"]);
 }

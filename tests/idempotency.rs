@@ -493,12 +493,20 @@ fn an_abandoned_create_holds_its_key_for_the_lease_then_a_retry_finishes_it() {
 }
 
 #[test]
-fn a_misconfigured_lease_is_a_500_for_every_authenticated_request() {
+fn a_misconfigured_lease_fails_keyed_creates_and_the_probe_and_nothing_else() {
     let mut api = Api::new();
-    api.lease_ms = Err("'abc' is not a number".into());
+    api.set_variable("idempotency_lease_ms", "abc");
     assert_error(&api.post_keyed("k", REX), 500, "internal_error");
-    assert_error(&api.post(REX), 500, "internal_error");
-    assert!(api.store.keys().is_empty());
+    assert!(
+        api.store.keys().is_empty(),
+        "the keyed create stored nothing"
+    );
+    assert_eq!(
+        api.post(REX).status.as_u16(),
+        201,
+        "no key, no lease needed"
+    );
+    assert_error(&api.get("/v1/health"), 503, "misconfigured");
     assert_eq!(
         petstore::idempotency::parse_lease_ms("250"),
         Ok(250),

@@ -2,10 +2,11 @@
 //! exactly as the Spin layer sends them, over an in-memory store.
 #![allow(dead_code)]
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 
 use http::Method;
-use petstore::auth::ApiKeys;
+use petstore::platform::Platform;
 use petstore::request::{Body, Request, MAX_BODY_BYTES};
 use petstore::response::Response;
 use petstore::routes;
@@ -19,13 +20,33 @@ pub const START_MS: u64 = 1_800_000_000_000;
 
 pub struct Api {
     pub store: MemStore,
-    pub keys: Result<ApiKeys, String>,
-    pub lease_ms: Result<u64, String>,
-    pub cors: Result<petstore::cors::CorsOrigins, String>,
+    /// The Spin variables: a value, or why the host cannot give one.
+    pub variables: BTreeMap<&'static str, Result<String, String>>,
+    /// The variables the core read, in order.
+    pub reads: RefCell<Vec<String>>,
     /// The clock the core is given (Unix ms); tests move it by hand.
     pub now_ms: Cell<u64>,
     /// The random bits the core is given for a generated request id.
     pub random: Cell<[u8; 16]>,
+}
+
+/// The test's own platform: its variables, clock and random bits.
+impl Platform for Api {
+    fn variable(&self, name: &str) -> Result<String, String> {
+        self.reads.borrow_mut().push(name.to_string());
+        self.variables
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Err(format!("no variable {name}")))
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.now_ms.get()
+    }
+
+    fn random(&self) -> [u8; 16] {
+        self.random.get()
+    }
 }
 
 impl Api {
@@ -36,12 +57,25 @@ impl Api {
     pub fn on(store: MemStore) -> Api {
         Api {
             store,
-            keys: ApiKeys::parse(KEY),
-            lease_ms: Ok(LEASE_MS),
-            cors: Ok(Default::default()),
+            variables: BTreeMap::from([
+                ("api_key", Ok(KEY.to_string())),
+                ("idempotency_lease_ms", Ok(LEASE_MS.to_string())),
+                ("cors_origins", Ok(String::new())),
+            ]),
+            reads: RefCell::new(Vec::new()),
             now_ms: Cell::new(START_MS),
             random: Cell::new([7; 16]),
         }
+    }
+
+    /// Sets a Spin variable, as `--variable name=value` would.
+    pub fn set_variable(&mut self, name: &'static str, value: &str) {
+        self.variables.insert(name, Ok(value.to_string()));
+    }
+
+    /// The host cannot give this variable (a secrets provider is down).
+    pub fn fail_variable(&mut self, name: &'static str, why: &str) {
+        self.variables.insert(name, Err(why.to_string()));
     }
 
     pub fn request(
@@ -66,14 +100,7 @@ impl Api {
 
     /// The whole outcome, with the detail the access log gets.
     pub fn handle(&self, request: Request) -> routes::Handled {
-        let env = routes::Env {
-            keys: self.keys.clone(),
-            idempotency_lease_ms: self.lease_ms.clone(),
-            cors: self.cors.clone(),
-            now_ms: self.now_ms.get(),
-            random: self.random.get(),
-        };
-        routes::handle(&request, &env, &self.store)
+        routes::handle(&request, self, &self.store)
     }
 
     /// An authenticated GET, with what the log gets (notes, detail).
