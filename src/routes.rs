@@ -3,7 +3,7 @@
 
 use http::{Method, StatusCode};
 
-use crate::catalogue::{json_array, Catalogue, Page, ID_COUNTER};
+use crate::catalogue::{Catalogue, Page, ID_COUNTER};
 use crate::conditional::{self, LIST_CACHE, PET_CACHE};
 use crate::config::Config;
 use crate::errors::ApiError;
@@ -12,7 +12,7 @@ use crate::model::{parse_digits, ListQuery, NewPet, Pet};
 use crate::platform::Platform;
 use crate::request::{Body, Request};
 use crate::request_id::RequestId;
-use crate::response::Response;
+use crate::response::{pets_body, Response};
 use crate::store::KvStore;
 
 /// `Deprecation` of getPet (RFC 9745): the release date of 1.0.0, 2026-11-21.
@@ -217,7 +217,7 @@ fn list_pets<S: KvStore>(catalogue: &Catalogue<S>, request: &Request) -> Answer 
 
 /// A page as a 200 (or a 304) with its `next` link.
 fn page_response(request: &Request, query: &ListQuery, page: Page) -> Response {
-    let mut response = Response::json_text(StatusCode::OK, json_array(&page.pets));
+    let mut response = Response::json_text(StatusCode::OK, pets_body(&page.pets));
     let keep: &[&str] = &["link"];
     if let Some(next) = page.next {
         // Only the parameters the client used, plus the cursor (decisions.md).

@@ -1,0 +1,87 @@
+//! The key names of the layout, and the encodings Spin's backends give the
+//! counters that `increment` writes.
+
+use crate::model::{ListName, PetStatus};
+
+/// Positions per index piece. 32 pets of the largest possible JSON size
+/// (200 characters that each escape to 6 bytes, the longest numbers) stay
+/// under 43 KB, within the 64 KiB bound on any stored value.
+pub const PIECE_LEN: i64 = 32;
+/// Look-ups of the truth (a position its piece does not hold) one page may
+/// spend; past it the page ends early with a `next` link.
+pub const FALLBACK_BUDGET: usize = 64;
+
+pub const ID_COUNTER: &str = "ctr:id";
+/// The index pieces' key prefix, which is also their format's version: 1.0.0
+/// wrote `ix:` pieces of another format, which this release never reads, so
+/// instances of both can share a store during a rolling upgrade.
+pub const PIECE_PREFIX: &str = "ix2";
+
+pub fn counter_key(list: ListName) -> String {
+    match list {
+        ListName::All => ID_COUNTER.to_string(),
+        ListName::Status(s) => format!("ctr:{}", s.as_str()),
+    }
+}
+
+pub fn slot_key(status: PetStatus, position: i64) -> String {
+    format!("slot:{}:{position}", status.as_str())
+}
+
+pub fn pet_key(id: i64) -> String {
+    format!("pet:{id}")
+}
+
+pub fn piece_key(list: ListName, piece: i64) -> String {
+    format!("{PIECE_PREFIX}:{}:{piece}", list.as_str())
+}
+
+pub fn piece_of(position: i64) -> i64 {
+    (position - 1) / PIECE_LEN
+}
+
+/// Reads a counter written by `increment` with a plain `get`: Spin's SQLite
+/// stores 8 bytes little-endian, Redis decimal text. A little-endian counter
+/// below 2^56 has a zero last byte, so it is never all ASCII digits.
+pub fn decode_counter(bytes: &[u8]) -> Option<i64> {
+    if is_text_counter(bytes) {
+        std::str::from_utf8(bytes).ok()?.parse().ok()
+    } else {
+        Some(i64::from_le_bytes(bytes.try_into().ok()?))
+    }
+}
+
+/// Redis's decimal text, as opposed to SQLite's 8 bytes little-endian.
+fn is_text_counter(bytes: &[u8]) -> bool {
+    !bytes.is_empty() && bytes.iter().all(|b| b.is_ascii_digit() || *b == b'-')
+}
+
+/// `value` in the encoding of `like`, a counter's stored bytes: what a
+/// compare-and-swap writes to a key that `increment` also updates (Spin's
+/// SQLite host panics on a counter that is not 8 bytes).
+pub fn encode_counter_like(like: &[u8], value: i64) -> Vec<u8> {
+    if is_text_counter(like) {
+        value.to_string().into_bytes()
+    } else {
+        value.to_le_bytes().to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_read_with_get_decode_in_both_backends_encodings() {
+        assert_eq!(decode_counter(&42i64.to_le_bytes()), Some(42), "SQLite");
+        assert_eq!(decode_counter(b"42"), Some(42), "Redis");
+        assert_eq!(decode_counter(&(1i64 << 40).to_le_bytes()), Some(1 << 40));
+        assert_eq!(
+            decode_counter(b"12345678"),
+            Some(12_345_678),
+            "8 digits are text"
+        );
+        assert_eq!(decode_counter(b""), None);
+        assert_eq!(decode_counter(b"abc"), None);
+    }
+}
