@@ -2,6 +2,9 @@
 //! filling gaps from the truth within a budget, and writing back a piece the
 //! truth added to.
 
+use std::ops::Range;
+use std::rc::Rc;
+
 use crate::errors::ApiError;
 use crate::model::{Cursor, ListName, Pet, PetStatus};
 use crate::store::KvStore;
@@ -23,24 +26,49 @@ pub struct Page {
 
 /// A pet as a list holds it: its id, and its JSON exactly as the response
 /// carries it, so a page is served without decoding and re-encoding pets.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The JSON is a span of a shared text (the index piece it was read from):
+/// cloning a `Listed` copies no text.
+#[derive(Debug, Clone)]
 pub struct Listed {
     pub id: i64,
-    pub(super) json: String,
+    text: Rc<String>,
+    span: Range<usize>,
 }
 
 impl Listed {
+    /// The pet at `span` of `text`.
+    pub(super) fn shared(id: i64, text: &Rc<String>, span: Range<usize>) -> Listed {
+        Listed {
+            id,
+            text: Rc::clone(text),
+            span,
+        }
+    }
+
     fn of(pet: &Pet) -> Result<Listed, ApiError> {
         let json = String::from_utf8(encode_pet(pet)?)
             .map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))?;
-        Ok(Listed { id: pet.id, json })
+        let span = 0..json.len();
+        Ok(Listed {
+            id: pet.id,
+            text: Rc::new(json),
+            span,
+        })
     }
 
     /// The pet's JSON text, as in responses.
     pub fn json(&self) -> &str {
-        &self.json
+        &self.text[self.span.clone()]
     }
 }
+
+impl PartialEq for Listed {
+    fn eq(&self, other: &Listed) -> bool {
+        self.id == other.id && self.json() == other.json()
+    }
+}
+
+impl Eq for Listed {}
 
 impl<S: KvStore> Catalogue<'_, S> {
     /// Up to `limit` pets of `list` from position `from` on, in list order
@@ -115,7 +143,7 @@ impl<S: KvStore> Walk<'_, S> {
         let key = piece_key(self.list, piece);
         Ok(match self.store.get(&key)? {
             None => Stored::Missing,
-            Some(bytes) => match Piece::decode(&bytes) {
+            Some(bytes) => match Piece::decode(bytes) {
                 Ok(p) => Stored::Found(p),
                 Err(e) => Stored::Unreadable(e),
             },
@@ -124,7 +152,11 @@ impl<S: KvStore> Walk<'_, S> {
 
     /// Step 3: the piece's positions from the walk's on. Returns what the
     /// piece held and what the truth added.
-    fn take(&mut self, piece: i64, stored: Stored) -> Result<(Piece, Piece), ApiError> {
+    fn take(
+        &mut self,
+        piece: i64,
+        stored: Stored,
+    ) -> Result<(Piece, Vec<(i64, Listed)>), ApiError> {
         let held = match stored {
             Stored::Found(p) => p,
             Stored::Missing => Piece::default(),
@@ -135,27 +167,22 @@ impl<S: KvStore> Walk<'_, S> {
                 Piece::default()
             }
         };
-        let mut added = Piece::default();
+        let mut added = Vec::new();
         let end = (piece + 1) * PIECE_LEN;
         // The common case: the piece holds every position the page wants
-        // from it. Its pets move into the page; nothing to repair.
+        // from it. Its pets go into the page; nothing to repair.
         let wanted = (self.limit - self.pets.len()) as i64;
         let last_wanted = end.min(self.position + wanted - 1);
-        if wanted > 0
-            && held.0.range(self.position..=last_wanted).count() as i64
-                == last_wanted - self.position + 1
-        {
-            let mut held = held;
-            let mut taken = held.0.split_off(&self.position);
-            let beyond = taken.split_off(&(last_wanted + 1));
-            self.pets.extend(taken.into_values());
+        let run = held.range(self.position, last_wanted);
+        if wanted > 0 && run.len() as i64 == last_wanted - self.position + 1 {
+            self.pets.extend(run.iter().map(|(_, pet)| pet.clone()));
             self.position = last_wanted + 1;
-            self.more_held = !beyond.is_empty();
+            self.more_held = held.holds_after(last_wanted);
             return Ok((Piece::default(), added));
         }
         while self.position <= end && !self.stopped() {
             let position = self.position;
-            if let Some(pet) = held.0.get(&position) {
+            if let Some(pet) = held.get(position) {
                 self.pets.push(pet.clone());
             } else if position > self.last()? {
                 self.ended = true;
@@ -163,13 +190,13 @@ impl<S: KvStore> Walk<'_, S> {
             } else {
                 self.budget -= 1;
                 if let Some(pet) = self.committed_at(position)? {
-                    added.0.insert(position, pet.clone());
+                    added.push((position, pet.clone()));
                     self.pets.push(pet);
                 }
             }
             self.position += 1;
         }
-        self.more_held = held.0.range(self.position..).next().is_some();
+        self.more_held = held.holds_after(self.position - 1);
         Ok((held, added))
     }
 
@@ -179,13 +206,13 @@ impl<S: KvStore> Walk<'_, S> {
     /// A piece that only lagged (pets created since it was written) is
     /// updated silently: that is how the index grows. A missing one is logged
     /// (an unreadable one was, when read), and so is a write that failed.
-    fn repair(&mut self, piece: i64, mut held: Piece, added: Piece, missing: bool) {
-        if added.0.is_empty() {
+    fn repair(&mut self, piece: i64, mut held: Piece, added: Vec<(i64, Listed)>, missing: bool) {
+        if added.is_empty() {
             return;
         }
         let key = piece_key(self.list, piece);
-        let count = added.0.len();
-        held.0.extend(added.0);
+        let count = added.len();
+        held.add(added);
         match self.store.set(&key, &held.encode()) {
             Ok(()) if missing => self.notes.push(format!(
                 "index piece {key} missing: rebuilt with {count} entries"
