@@ -25,21 +25,68 @@ pub enum Stored {
     Unreadable(String),
 }
 
+/// The first `\n` at or after `b[from]`, eight bytes a step (the lines are
+/// mostly JSON text, and this search is most of reading a piece).
+fn newline(b: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut at = from;
+    while let Some(chunk) = b.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().ok()?) ^ (ONES * u64::from(b'\n'));
+        let zeros = word.wrapping_sub(ONES) & !word & HIGHS;
+        if zeros != 0 {
+            return Some(at + zeros.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    b.get(at..)?
+        .iter()
+        .position(|c| *c == b'\n')
+        .map(|n| at + n)
+}
+
+/// The decimal number at `b[at..]` (1 to 18 digits, no sign), which must be
+/// followed by `stop`; its value and where the rest begins.
+fn digits(b: &[u8], at: usize, stop: u8) -> Option<(i64, usize)> {
+    let len = b
+        .get(at..)?
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if !(1..=18).contains(&len) || b.get(at + len) != Some(&stop) {
+        return None;
+    }
+    let value = b[at..at + len]
+        .iter()
+        .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+    Some((value, at + len + 1))
+}
+
 impl Piece {
     /// Checks each line's shape (a pet object that states the line's id): a
     /// piece is our own derived data, and parsing every pet would cost what
-    /// serving them as stored saves.
+    /// serving them as stored saves. A scan over bytes: on a page of 100 this
+    /// is most of the component's own work (BENCHMARKS.md).
     pub fn decode(bytes: Vec<u8>) -> Result<Piece, String> {
         let text = Rc::new(String::from_utf8(bytes).map_err(|e| e.to_string())?);
-        let mut lines = text.split('\n');
-        if lines.next() != Some(PIECE_HEADER) {
+        let b = text.as_bytes();
+        if !b.starts_with(PIECE_HEADER.as_bytes()) {
             return Err("not an index piece of this format".into());
         }
-        let mut offset = PIECE_HEADER.len() + 1;
+        let mut at = PIECE_HEADER.len();
         let mut entries = Vec::with_capacity(32);
-        for line in lines {
-            entries.push(Piece::entry(&text, line, offset)?);
-            offset += line.len() + 1;
+        while at < b.len() {
+            let line = at + 1;
+            let end = newline(b, line).unwrap_or(b.len());
+            let entry = (b[at] == b'\n')
+                .then(|| Piece::entry(&text, line, end))
+                .flatten();
+            let Some(entry) = entry else {
+                let shown = text.get(line.min(end)..end).unwrap_or_default();
+                return Err(format!("bad line '{shown}'"));
+            };
+            entries.push(entry);
+            at = end;
         }
         // Written in ascending position; anything else is put in order.
         if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
@@ -49,26 +96,18 @@ impl Piece {
         Ok(Piece { entries })
     }
 
-    /// `line` starts at byte `offset` of `text`.
-    fn entry(text: &Rc<String>, line: &str, offset: usize) -> Result<(i64, Listed), String> {
-        let bad = || format!("bad line '{line}'");
-        let (position, rest) = line.split_once(' ').ok_or_else(bad)?;
-        let (id, json) = rest.split_once(' ').ok_or_else(bad)?;
-        let (Ok(position), Ok(id)) = (position.parse::<i64>(), id.parse::<i64>()) else {
-            return Err(bad());
-        };
-        let stated = json
-            .strip_prefix(r#"{"id":"#)
-            .and_then(|rest| rest.split_once(','))
-            .and_then(|(digits, _)| digits.parse::<i64>().ok());
-        if stated != Some(id) || !json.ends_with('}') {
-            return Err(bad());
+    /// The line `text[line..end]`: `<position> <id> {"id":<id>,…}`.
+    fn entry(text: &Rc<String>, line: usize, end: usize) -> Option<(i64, Listed)> {
+        let b = &text.as_bytes()[..end];
+        let (position, at) = digits(b, line, b' ')?;
+        let (id, json) = digits(b, at, b' ')?;
+        let id_text = &b[at..json - 1];
+        let stated = b.get(json..)?.strip_prefix(br#"{"id":"#)?;
+        let after = stated.strip_prefix(id_text)?;
+        if !after.starts_with(b",") || !b.ends_with(b"}") {
+            return None;
         }
-        let start = offset + line.len() - json.len();
-        Ok((
-            position,
-            Listed::shared(id, text, start..start + json.len()),
-        ))
+        Some((position, Listed::shared(id, text, json..end)))
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -135,10 +174,36 @@ mod tests {
             "petstore-index-piece 2\n1 1 {\"name\":\"a\"}",
             "petstore-index-piece 2\n1 1",
             "petstore-index-piece 2\nx 1 {\"id\":1,}",
+            "petstore-index-piece 2\n1 1 {\"id\":12,\"name\":\"a\"}",
+            "petstore-index-piece 2\n-1 1 {\"id\":1,\"name\":\"a\"}",
+            "petstore-index-piece 2\n1 1 {\"id\":1,\"name\":\"a\"}\n",
+            "petstore-index-piece 2x",
             "petstore-index-piece 3",
         ] {
             assert!(Piece::decode(bad.as_bytes().to_vec()).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_newline_search_finds_the_first_one_wherever_it_is() {
+        for len in 0..40 {
+            for nl in 0..len {
+                let mut text = vec![b'x'; len];
+                text[nl] = b'\n';
+                if nl + 3 < len {
+                    text[nl + 3] = b'\n';
+                }
+                for from in 0..=nl {
+                    assert_eq!(newline(&text, from), Some(nl), "{len} {nl} {from}");
+                }
+            }
+            assert_eq!(newline(&vec![b'x'; len], 0), None);
+        }
+        assert_eq!(
+            newline(b"ab\xe2\x80\xa8\n", 0),
+            Some(5),
+            "non-ASCII before it"
+        );
     }
 
     #[test]
