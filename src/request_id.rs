@@ -34,7 +34,13 @@ impl RequestId {
     }
 
     pub fn generated(random: [u8; 16]) -> RequestId {
-        RequestId(random.iter().map(|b| format!("{b:02x}")).collect())
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut id = String::with_capacity(32);
+        for b in random {
+            id.push(char::from(HEX[usize::from(b >> 4)]));
+            id.push(char::from(HEX[usize::from(b & 15)]));
+        }
+        RequestId(id)
     }
 
     pub fn as_str(&self) -> &str {
