@@ -51,6 +51,10 @@ pub fn access_line(
     kv_calls: u64,
     sent: &Result<(), String>,
 ) -> String {
+    let cause = handled
+        .detail
+        .as_deref()
+        .map(|c| one_line(c, MAX_CAUSE_CHARS));
     AccessLine {
         request_id: handled.request_id.as_str(),
         method,
@@ -58,9 +62,62 @@ pub fn access_line(
         status: handled.response.status.as_u16(),
         duration_ms: micros as f64 / 1000.0,
         kv_calls,
-        cause: handled.detail.as_deref(),
+        cause: cause.as_deref(),
         notes: &handled.notes,
         send_error: sent.as_ref().err().map(String::as_str),
     }
     .to_json()
+}
+
+/// The longest `cause` a line carries.
+pub const MAX_CAUSE_CHARS: usize = 300;
+
+/// `text` as one line of at most `max` characters: runs of white space and
+/// control characters (a store client's multi-line debug dump, say) become
+/// one space, and a longer text is cut, ending in `…`.
+pub fn one_line(text: &str, max: usize) -> String {
+    let mut line = String::with_capacity(text.len().min(max * 4));
+    let mut chars = 0;
+    for word in text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+    {
+        for c in (chars > 0).then_some(' ').into_iter().chain(word.chars()) {
+            if chars == max {
+                line.pop();
+                line.push('…');
+                return line;
+            }
+            line.push(c);
+            chars += 1;
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_cause_is_one_line_of_at_most_the_limit() {
+        assert_eq!(
+            one_line("key-value store: down", 300),
+            "key-value store: down"
+        );
+        assert_eq!(
+            one_line(
+                "ServiceError {\n    source: TransactionCanceledException {\r\n\t x }",
+                300
+            ),
+            "ServiceError { source: TransactionCanceledException { x }"
+        );
+        let long = "é".repeat(400);
+        let cut = one_line(&long, 300);
+        assert_eq!(cut.chars().count(), 300);
+        assert!(cut.ends_with("é…"));
+        assert_eq!(one_line("abcdef", 3), "ab…");
+        assert_eq!(one_line("abc", 3), "abc");
+        assert_eq!(one_line(" \n ", 3), "");
+    }
 }
