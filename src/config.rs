@@ -6,20 +6,83 @@
 //! comes from its default or from the environment costs about 12 µs to read
 //! (BENCHMARKS.md): `api_key` to authenticate, `cors_origins` when the
 //! request comes from a browser (it carries `Origin`), `idempotency_lease_ms`
-//! for a keyed create. `GET /v1/health` reads all three, so that any unusable
-//! variable fails the deployment's probes.
+//! for a keyed create, `key_value_backend` for a create. `GET /v1/health`
+//! reads them all, so that any unusable variable fails the deployment's
+//! probes.
 
 use std::cell::OnceCell;
 use std::fmt;
 
 use crate::auth::ApiKeys;
+use crate::catalogue::create::Batches;
 use crate::cors::CorsOrigins;
 use crate::idempotency;
 use crate::platform::Platform;
+use crate::retry::Policy;
 
 pub const API_KEY: &str = "api_key";
 pub const CORS_ORIGINS: &str = "cors_origins";
 pub const IDEMPOTENCY_LEASE_MS: &str = "idempotency_lease_ms";
+pub const KEY_VALUE_BACKEND: &str = "key_value_backend";
+
+/// Which of Spin's key-value backends holds the `default` store, named as
+/// the runtime config's `type` names it. The component cannot tell them
+/// apart by their answers (Redis and DynamoDB store counters alike), and the
+/// commit of a create depends on what their `set-many` promises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KvBackend {
+    /// `spin`: SQLite, `spin up`'s default.
+    Spin,
+    Redis,
+    AwsDynamo,
+    AzureCosmos,
+}
+
+impl KvBackend {
+    pub const ALL: [KvBackend; 4] = [
+        KvBackend::Spin,
+        KvBackend::Redis,
+        KvBackend::AwsDynamo,
+        KvBackend::AzureCosmos,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            KvBackend::Spin => "spin",
+            KvBackend::Redis => "redis",
+            KvBackend::AwsDynamo => "aws_dynamo",
+            KvBackend::AzureCosmos => "azure_cosmos",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<KvBackend, String> {
+        let text = text.trim();
+        KvBackend::ALL
+            .into_iter()
+            .find(|b| b.name() == text)
+            .ok_or_else(|| format!("'{text}' is not one of spin, redis, aws_dynamo, azure_cosmos"))
+    }
+
+    /// One SQLite transaction, one Redis `MSET`; a `BatchWriteItem` on
+    /// DynamoDB, a loop of writes on Cosmos DB.
+    pub fn batches(self) -> Batches {
+        match self {
+            KvBackend::Spin | KvBackend::Redis => Batches::Atomic,
+            KvBackend::AwsDynamo | KvBackend::AzureCosmos => Batches::Unordered,
+        }
+    }
+
+    /// How a create's failed calls are retried: at length where concurrent
+    /// increments conflict (DynamoDB; Cosmos DB's patch does not conflict,
+    /// but its failures are as remote), briefly where a failure is an
+    /// outage.
+    pub fn retry_policy(self) -> Policy {
+        match self {
+            KvBackend::Spin | KvBackend::Redis => Policy::BRIEF,
+            KvBackend::AwsDynamo | KvBackend::AzureCosmos => Policy::CONTENDED,
+        }
+    }
+}
 
 /// A variable that is unset, unreadable or holds no usable value. `why`
 /// never quotes a key.
@@ -43,6 +106,7 @@ pub struct Config<'p> {
     api_keys: Parsed<ApiKeys>,
     cors_origins: Parsed<CorsOrigins>,
     idempotency_lease_ms: Parsed<u64>,
+    key_value_backend: Parsed<KvBackend>,
 }
 
 impl<'p> Config<'p> {
@@ -52,6 +116,7 @@ impl<'p> Config<'p> {
             api_keys: OnceCell::new(),
             cors_origins: OnceCell::new(),
             idempotency_lease_ms: OnceCell::new(),
+            key_value_backend: OnceCell::new(),
         }
     }
 
@@ -75,11 +140,18 @@ impl<'p> Config<'p> {
         .copied()
     }
 
+    /// Which backend holds the store.
+    pub fn key_value_backend(&self) -> Result<KvBackend, Misconfiguration> {
+        self.read(&self.key_value_backend, KEY_VALUE_BACKEND, KvBackend::parse)
+            .copied()
+    }
+
     /// Every variable, in the order of spin.toml: the first unusable one.
     pub fn check_all(&self) -> Result<(), Misconfiguration> {
         self.api_keys()?;
         self.idempotency_lease_ms()?;
         self.cors_origins()?;
+        self.key_value_backend()?;
         Ok(())
     }
 
@@ -124,6 +196,7 @@ mod tests {
         fn random(&self) -> [u8; 16] {
             [0; 16]
         }
+        fn sleep_ms(&self, _: u64) {}
     }
 
     fn fixed(values: Vec<(&'static str, Result<&'static str, &'static str>)>) -> Fixed {
@@ -139,6 +212,7 @@ mod tests {
             (API_KEY, Ok("k")),
             (CORS_ORIGINS, Ok("")),
             (IDEMPOTENCY_LEASE_MS, Ok("250")),
+            (KEY_VALUE_BACKEND, Ok(" aws_dynamo ")),
         ]);
         let config = Config::new(&platform);
         assert!(platform.reads.borrow().is_empty(), "nothing read up front");
@@ -148,9 +222,15 @@ mod tests {
         assert_eq!(config.idempotency_lease_ms(), Ok(250));
         assert!(config.cors_origins().unwrap().is_empty());
         config.check_all().unwrap();
+        assert_eq!(config.key_value_backend(), Ok(KvBackend::AwsDynamo));
         assert_eq!(
             *platform.reads.borrow(),
-            [API_KEY, IDEMPOTENCY_LEASE_MS, CORS_ORIGINS]
+            [
+                API_KEY,
+                IDEMPOTENCY_LEASE_MS,
+                CORS_ORIGINS,
+                KEY_VALUE_BACKEND
+            ]
         );
     }
 
@@ -160,6 +240,7 @@ mod tests {
             (API_KEY, Ok("key, with blanks")),
             (CORS_ORIGINS, Err("the provider is down")),
             (IDEMPOTENCY_LEASE_MS, Ok("soon")),
+            (KEY_VALUE_BACKEND, Ok("dynamo")),
         ]);
         let config = Config::new(&platform);
         let keys = config.api_keys().unwrap_err();
@@ -175,5 +256,7 @@ mod tests {
             IDEMPOTENCY_LEASE_MS
         );
         assert_eq!(config.check_all().unwrap_err().variable, API_KEY);
+        let backend = config.key_value_backend().unwrap_err();
+        assert!(backend.why.contains("spin, redis, aws_dynamo"), "{backend}");
     }
 }

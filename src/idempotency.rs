@@ -14,12 +14,14 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::catalogue::create::Batches;
 use crate::catalogue::{
     decode_counter, encode_counter_like, encode_pet, Catalogue, Pending, PetRecord,
 };
 use crate::errors::ApiError;
 use crate::model::{NewPet, Pet};
 use crate::request::Request;
+use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
 /// The request header (lower-case, as the core sees names).
@@ -39,8 +41,6 @@ pub fn parse_lease_ms(text: &str) -> Result<u64, String> {
         .filter(|ms| (1..=MAX_LEASE_MS).contains(ms))
         .ok_or_else(|| format!("'{text}' is not a number of milliseconds from 1 to {MAX_LEASE_MS}"))
 }
-/// Compare-and-swaps a claim may take while its word stays free.
-const CLAIM_ATTEMPTS: usize = 3;
 /// Key prefix of the records.
 pub const RECORD_PREFIX: &str = "idem";
 
@@ -127,7 +127,7 @@ pub enum Keyed {
 /// reported success), and one `set` (the pet over its pending record). A
 /// replay: the `increment` and one `get`.
 pub fn create<S: KvStore>(
-    store: &S,
+    store: &Retrying<'_, S>,
     key: &IdempotencyKey,
     new: NewPet,
     lease: Lease,
@@ -144,15 +144,15 @@ pub fn create<S: KvStore>(
     }
 }
 
-struct KeyedCreate<'s, S: KvStore> {
-    store: &'s S,
+struct KeyedCreate<'s, 'r, S: KvStore> {
+    store: &'s Retrying<'r, S>,
     record_key: String,
     new: NewPet,
     lease: Lease,
 }
 
-impl<S: KvStore> KeyedCreate<'_, S> {
-    fn catalogue(&self) -> Catalogue<'_, S> {
+impl<'r, S: KvStore> KeyedCreate<'_, 'r, S> {
+    fn catalogue(&self) -> Catalogue<'_, Retrying<'r, S>> {
         Catalogue::new(self.store)
     }
 
@@ -166,10 +166,12 @@ impl<S: KvStore> KeyedCreate<'_, S> {
             record: encode_pet(&pet)?,
         };
         // Staged: the slot and the pending record, both new keys in one
-        // transaction. A failure from here until the claim leaves them
-        // behind: a hole in the lists, never a pet.
+        // set-many, on every backend: a pending record is no pet, and the
+        // claim comes only once both are stored (read back if the batch
+        // failed). A failure from here until the claim leaves them behind: a
+        // hole in the lists, never a pet.
         self.catalogue()
-            .commit(reserved, pet.status, &pending.encode())?;
+            .commit(reserved, pet.status, &pending.encode(), Batches::Atomic)?;
         match self.claim(reserved.id)? {
             owner if owner == reserved.id => {
                 self.catalogue()
@@ -183,12 +185,13 @@ impl<S: KvStore> KeyedCreate<'_, S> {
     /// Compare-and-swap of the word from 0 to `id`; returns the id the word
     /// holds afterwards, read back unless the swap reported success (Spin's
     /// Redis reports a conflict after writing; a reply may be lost). A swap
-    /// that did not land while the word is still 0 (on Redis, a concurrent
-    /// `increment` by 0 aborts the transaction) is tried again, a bounded
-    /// number of times.
+    /// that did not land while the word is still 0 (on Redis a concurrent
+    /// `increment` by 0 aborts the transaction; on DynamoDB it is a
+    /// conflicting transaction) is tried again under the retry policy.
     fn claim(&self, id: i64) -> Result<i64, ApiError> {
         let mut failure = StoreError("the claim's swap did not land".into());
-        for _ in 0..CLAIM_ATTEMPTS {
+        let mut backoff = self.store.backoff();
+        loop {
             let (cas, current) = self.store.cas_begin(&self.record_key)?;
             let seen = current.ok_or_else(|| self.vanished())?;
             match self.decode(&seen)? {
@@ -205,11 +208,11 @@ impl<S: KvStore> KeyedCreate<'_, S> {
                 .get(&self.record_key)?
                 .ok_or_else(|| self.vanished())?;
             match self.decode(&now)? {
-                0 => continue,
+                0 if backoff.wait() => continue,
+                0 => return Err(ApiError::StoreUnavailable(failure)),
                 owner => return Ok(owner),
             }
         }
-        Err(ApiError::StoreUnavailable(failure))
     }
 
     fn vanished(&self) -> ApiError {

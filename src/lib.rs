@@ -19,6 +19,7 @@ pub mod platform;
 pub mod request;
 pub mod request_id;
 pub mod response;
+pub mod retry;
 pub mod routes;
 pub mod store;
 

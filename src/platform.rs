@@ -1,5 +1,5 @@
 //! What the core asks of its host besides the key-value store: the
-//! deployment's variables, the wall clock and randomness. The Spin layer
+//! deployment's variables, the wall clock, randomness, and waiting. The Spin layer
 //! answers with host calls, tests with values of their own. Each is asked
 //! for only when a request needs it, since on Spin every one is a host call.
 
@@ -10,4 +10,6 @@ pub trait Platform {
     fn now_ms(&self) -> u64;
     /// 128 fresh random bits.
     fn random(&self) -> [u8; 16];
+    /// Waits `ms` milliseconds (between retries).
+    fn sleep_ms(&self, ms: u64);
 }

@@ -3,9 +3,10 @@
 
 use http::{Method, StatusCode};
 
+use crate::catalogue::create::Batches;
 use crate::catalogue::{Catalogue, Page, ID_COUNTER};
 use crate::conditional::{self, LIST_CACHE, PET_CACHE};
-use crate::config::Config;
+use crate::config::{Config, Misconfiguration, KEY_VALUE_BACKEND};
 use crate::errors::ApiError;
 use crate::idempotency::{self, IdempotencyKey, Keyed, Lease};
 use crate::model::{parse_digits, ListQuery, NewPet, Pet};
@@ -13,6 +14,7 @@ use crate::platform::Platform;
 use crate::request::{Body, Request};
 use crate::request_id::RequestId;
 use crate::response::{pets_body, Response};
+use crate::retry::Retrying;
 use crate::store::KvStore;
 
 /// `Deprecation` of getPet (RFC 9745): the release date of 1.0.0, 2026-11-21.
@@ -181,9 +183,26 @@ fn respond<S: KvStore>(
 
 /// `GET /v1/health`: 200 when every variable is usable and one read of the
 /// store succeeds; 503 otherwise. The body never holds data.
+///
+/// A store declared SQLite or Redis (`key_value_backend`) must also take an
+/// empty key, as those do and DynamoDB and Cosmos DB do not: a DynamoDB store
+/// declared otherwise would commit creates as if its batches were atomic.
 fn health<S: KvStore>(config: &Config, store: &S) -> Result<Response, ApiError> {
     config.check_all().map_err(ApiError::HealthMisconfigured)?;
     store.get(ID_COUNTER)?;
+    let backend = config
+        .key_value_backend()
+        .map_err(ApiError::HealthMisconfigured)?;
+    if backend.batches() == Batches::Atomic && store.get("").is_err() {
+        return Err(ApiError::HealthMisconfigured(Misconfiguration {
+            variable: KEY_VALUE_BACKEND,
+            why: format!(
+                "'{}', but the store rejects an empty key, as DynamoDB and Cosmos DB do: \
+                 set it to the runtime config's type (aws_dynamo, azure_cosmos)",
+                backend.name()
+            ),
+        }));
+    }
     Ok(
         Response::json_text(StatusCode::OK, br#"{"status":"ok"}"#.to_vec())
             .with_header("cache-control", "no-store"),
@@ -258,14 +277,17 @@ fn create_pet<S: KvStore>(
     };
     let key = IdempotencyKey::from_request(request)?;
     let new_pet = NewPet::from_json(body)?;
+    let backend = config.key_value_backend()?;
+    let store = Retrying::new(store, platform, backend.retry_policy());
     let Some(key) = key else {
-        return Ok(created(&Catalogue::new(store).create(new_pet)?));
+        let pet = Catalogue::new(&store).create(new_pet, backend.batches())?;
+        return Ok(created(&pet));
     };
     let lease = Lease {
         lease_ms: config.idempotency_lease_ms()?,
         now_ms: platform.now_ms(),
     };
-    let keyed = idempotency::create(store, &key, new_pet, lease).map_err(|e| match e {
+    let keyed = idempotency::create(&store, &key, new_pet, lease).map_err(|e| match e {
         ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {
             ApiError::KeyedCreateUnavailable(e)
         }

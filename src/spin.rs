@@ -58,8 +58,8 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
     );
 }
 
-/// Spin's variables, the wall clock and `wasi:random`, each a host call
-/// made only when the core asks.
+/// Spin's variables, the clocks and `wasi:random`, each a host call made
+/// only when the core asks.
 struct SpinHost;
 
 impl Platform for SpinHost {
@@ -72,6 +72,12 @@ impl Platform for SpinHost {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64)
+    }
+
+    /// `wasi:clocks/monotonic-clock` through WASI's `poll_oneoff`: the
+    /// instance waits, Spin's runtime serves other requests meanwhile.
+    fn sleep_ms(&self, ms: u64) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 
     fn random(&self) -> [u8; 16] {

@@ -7,7 +7,7 @@ mod common;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use common::{assert_error, json, Api, KEY, LEASE_MS};
+use common::{assert_error, every_attempt, json, Api, KEY, LEASE_MS};
 use http::Method;
 use petstore::idempotency::IdempotencyKey;
 use petstore::response::Response;
@@ -461,8 +461,10 @@ fn a_late_owner_and_the_retry_that_finished_for_it_make_one_pet() {
 fn an_abandoned_create_holds_its_key_for_the_lease_then_a_retry_finishes_it() {
     let api = Api::new();
     // Calls 1–7 reserve, stage and claim (a `cas_begin` is two host
-    // calls); call 8 is the commit.
-    api.store.inject(Fault::Fail(8));
+    // calls); call 8 is the commit, which fails at every attempt.
+    for fault in every_attempt(8, Fault::Fail) {
+        api.store.inject(fault);
+    }
     let message = assert_error(&api.post_keyed("k", REX), 503, "store_unavailable");
     assert!(message.contains("same Idempotency-Key"), "{message}");
     assert!(api.walk("/v1/pets").is_empty());

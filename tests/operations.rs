@@ -61,7 +61,7 @@ fn every_response_carries_the_request_id() {
 }
 
 #[test]
-fn health_is_public_reads_the_store_once_and_reveals_nothing() {
+fn health_is_public_reads_the_store_and_reveals_nothing() {
     let api = Api::new();
     api.create("a", "sold");
     api.store.reset_counts();
@@ -70,7 +70,11 @@ fn health_is_public_reads_the_store_once_and_reveals_nothing() {
     assert_eq!(r.body, br#"{"status":"ok"}"#);
     assert_eq!(r.header("content-type"), Some("application/json"));
     assert_eq!(r.header("cache-control"), Some("no-store"));
-    assert_eq!(api.store.calls(), 1, "one read");
+    assert_eq!(
+        api.store.calls(),
+        2,
+        "one read, and one of the empty key that SQLite and Redis take"
+    );
     api.store.inject(Fault::Fail(api.store.calls() + 1));
     let r = health(&api);
     assert_error(&r, 503, "store_unavailable");
@@ -90,6 +94,35 @@ fn health_is_public_reads_the_store_once_and_reveals_nothing() {
     );
     assert_error(&r, 405, "method_not_allowed");
     assert_eq!(r.header("allow"), Some("GET"));
+}
+
+/// A store declared SQLite or Redis that rejects an empty key, as DynamoDB
+/// does, fails the probe: its creates would trust batches that are not
+/// atomic. Declared DynamoDB, the probe reads once.
+#[test]
+fn health_fails_a_store_whose_declared_backend_is_not_its_own() {
+    let mut api = Api::new();
+    api.store.reset_counts();
+    api.store.inject(Fault::Fail(2));
+    let handled = api.handle(petstore::request::Request::new(
+        Method::GET,
+        "/v1/health",
+        vec![],
+        petstore::request::Body::Complete(vec![]),
+    ));
+    assert_error(&handled.response, 503, "misconfigured");
+    let detail = handled.detail.unwrap();
+    assert!(
+        detail
+            .starts_with("variable key_value_backend: 'spin', but the store rejects an empty key"),
+        "{detail}"
+    );
+    api.set_variable("key_value_backend", "aws_dynamo");
+    api.store.reset_counts();
+    assert_eq!(health(&api).status.as_u16(), 200);
+    assert_eq!(api.store.calls(), 1);
+    api.set_variable("key_value_backend", "sqlite");
+    assert_error(&health(&api), 503, "misconfigured");
 }
 
 #[test]
@@ -189,9 +222,12 @@ fn each_request_reads_only_the_variables_it_needs() {
     let create = reads(&|| {
         api.create("a", "sold");
     });
-    assert_eq!(create, ["api_key"]);
+    assert_eq!(create, ["api_key", "key_value_backend"]);
     let keyed = reads(&|| drop(api.post_keyed("k", r#"{"name":"a","categoryId":1}"#)));
-    assert_eq!(keyed, ["api_key", "idempotency_lease_ms"]);
+    assert_eq!(
+        keyed,
+        ["api_key", "key_value_backend", "idempotency_lease_ms"]
+    );
     let browser = reads(&|| {
         let headers = [
             ("Authorization", auth.as_str()),
@@ -201,5 +237,13 @@ fn each_request_reads_only_the_variables_it_needs() {
     });
     assert_eq!(browser, ["cors_origins", "api_key"]);
     let probe = reads(&|| drop(health(&api)));
-    assert_eq!(probe, ["api_key", "idempotency_lease_ms", "cors_origins"]);
+    assert_eq!(
+        probe,
+        [
+            "api_key",
+            "idempotency_lease_ms",
+            "cors_origins",
+            "key_value_backend"
+        ]
+    );
 }

@@ -7,7 +7,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::{assert_error, json, Api};
+use common::{assert_error, attempts, every_attempt, json, Api};
+use petstore::catalogue::create::Batches;
 use petstore::catalogue::{Catalogue, PIECE_LEN};
 use petstore::model::{NewPet, PetStatus};
 use petstore::routes::Handled;
@@ -101,29 +102,67 @@ fn a_failure_at_any_call_of_a_create_is_503_with_nothing_visible_or_a_true_201()
 }
 
 #[test]
-fn a_lost_increment_reply_leaves_a_gap_never_a_duplicate() {
+fn a_lost_increment_reply_is_retried_and_leaves_a_gap_never_a_duplicate() {
     let api = Api::new();
     api.create("a", "sold");
     api.store.inject(Fault::LoseReply(api.store.calls() + 1));
-    assert_error(
-        &api.post(r#"{"name":"b","categoryId":1}"#),
-        503,
-        "store_unavailable",
-    );
+    let r = api.post(r#"{"name":"b","categoryId":1}"#);
+    assert_eq!(r.status.as_u16(), 201);
     assert_eq!(
-        api.create("c", "sold"),
+        json(&r)["id"],
         3,
-        "id 2 was taken by the lost increment"
+        "id 2 was taken by the increment whose reply was lost"
     );
+    assert_eq!(api.sleeps.borrow().len(), 1, "one wait before the retry");
     assert_error(&api.get("/v1/pets/2"), 404, "not_found");
     assert_consistent(&api, &BTreeSet::from([1, 3]), "gap");
+}
+
+/// A failing increment is tried at most as often as the declared backend's
+/// policy allows, with a jittered wait below the policy's ceilings between
+/// attempts and no more waiting in all than its budget; then the create is a
+/// 503 that stored nothing.
+#[test]
+fn an_increment_that_keeps_failing_is_a_503_after_the_bounded_retries() {
+    use petstore::retry::{policy, Policy};
+    for (backend, policy) in [("spin", Policy::BRIEF), ("aws_dynamo", Policy::CONTENDED)] {
+        let mut api = Api::new();
+        api.set_variable("key_value_backend", backend);
+        api.create("a", "sold");
+        api.random.set([0x9d; 16]);
+        let attempts = u64::from(policy.attempts_when_every_draw_is([0x9d; 16]));
+        let first = api.store.calls() + 1;
+        for n in first..first + attempts {
+            api.store.inject(Fault::Fail(n));
+        }
+        let keys = api.store.keys();
+        api.sleeps.borrow_mut().clear();
+        assert_error(
+            &api.post(r#"{"name":"b","categoryId":1}"#),
+            503,
+            "store_unavailable",
+        );
+        assert_eq!(api.store.calls(), first - 1 + attempts, "{backend}");
+        assert_eq!(api.store.keys(), keys, "{backend}: nothing stored");
+        let sleeps = api.sleeps.borrow().clone();
+        assert_eq!(sleeps.len() as u64, attempts - 1, "{backend}");
+        for (retry, ms) in (1..).zip(&sleeps) {
+            assert!(*ms <= policy::ceiling_ms(retry), "{backend}: {sleeps:?}");
+        }
+        assert!(sleeps.iter().sum::<u64>() <= policy.budget_ms, "{backend}");
+        assert_eq!(api.create("c", "sold"), 2, "{backend}: no number was taken");
+    }
 }
 
 #[test]
 fn a_lost_commit_reply_is_settled_by_reading_back() {
     let api = Api::new();
-    // Calls of a first create: increment, increment, set-many (3rd).
+    // Calls of a first create: increment, increment, set-many (3rd): its
+    // reply is lost, and every retry fails.
     api.store.inject(Fault::LoseReply(3));
+    for fault in every_attempt(3, Fault::Fail).into_iter().skip(1) {
+        api.store.inject(fault);
+    }
     let r = api.post(r#"{"name":"a","categoryId":1}"#);
     assert_eq!(
         r.status.as_u16(),
@@ -139,10 +178,17 @@ fn a_lost_commit_reply_is_settled_by_reading_back() {
 
 #[test]
 fn a_commit_whose_outcome_cannot_be_read_back_says_the_pet_may_exist() {
-    // The set-many fails and so does the read-back: nobody knows.
+    // The set-many's reply is lost and its retries fail (calls 3 to
+    // 2 + attempts); the slot is written again, then every read-back fails:
+    // nobody knows.
     let api = Api::new();
     api.store.inject(Fault::LoseReply(3));
-    api.store.inject(Fault::Fail(4));
+    for fault in every_attempt(3, Fault::Fail).into_iter().skip(1) {
+        api.store.inject(fault);
+    }
+    for fault in every_attempt(4 + attempts(), Fault::Fail) {
+        api.store.inject(fault);
+    }
     let r = api.post(r#"{"name":"a","categoryId":1}"#);
     assert_error(&r, 503, "store_unavailable");
     assert!(
@@ -154,9 +200,12 @@ fn a_commit_whose_outcome_cannot_be_read_back_says_the_pet_may_exist() {
         json(&r)
     );
     assert_consistent(&api, &BTreeSet::from([1]), "it was applied after all");
-    // The set-many fails and the read-back finds nothing: nothing was stored.
+    // The set-many fails at every attempt and the read-back finds no pet:
+    // nothing is visible (the slot written again points at none: a hole).
     let api = Api::new();
-    api.store.inject(Fault::Fail(3));
+    for fault in every_attempt(3, Fault::Fail) {
+        api.store.inject(fault);
+    }
     let r = api.post(r#"{"name":"a","categoryId":1}"#);
     assert_error(&r, 503, "store_unavailable");
     assert!(json(&r)["message"]
@@ -164,7 +213,7 @@ fn a_commit_whose_outcome_cannot_be_read_back_says_the_pet_may_exist() {
         .unwrap()
         .contains("nothing was changed"));
     assert_eq!(api.store.peek("pet:1"), None);
-    assert_eq!(api.store.peek("slot:available:1"), None);
+    assert_consistent(&api, &BTreeSet::new(), "a hole");
 }
 
 #[test]
@@ -326,7 +375,7 @@ fn a_reader_racing_a_create_loses_nothing() {
         |op| *op == Op::Set("ix2:all:0".into()),
         move |_| {
             Catalogue::new(&creator)
-                .create(new_pet("c", PetStatus::Sold))
+                .create(new_pet("c", PetStatus::Sold), Batches::Atomic)
                 .unwrap();
         },
     );
@@ -427,7 +476,9 @@ fn preload(n: usize, sold_every: usize) -> Api {
         } else {
             PetStatus::Available
         };
-        catalogue.create(new_pet("preloaded", status)).unwrap();
+        catalogue
+            .create(new_pet("preloaded", status), Batches::Atomic)
+            .unwrap();
     }
     // Readers build the index: walk every list once.
     for target in [

@@ -1,12 +1,21 @@
 //! Creating a pet: reserving its id and its position in its status's list
-//! (two `increment`s), then the commit (one `set-many` of its slot and its
-//! record), settled by reading back when a reply fails.
+//! (two `increment`s), then the commit of its slot and its record, settled
+//! by reading back when a reply fails.
+//!
+//! The rule every commit keeps, on every backend: **a pet is never visible
+//! (its record readable at `pet:{id}`) without its slot**, so every pet that
+//! getPet returns is in the unfiltered walk and in its status's walk. Where
+//! `set-many` is all or nothing (Spin's SQLite: one transaction; Redis:
+//! `MSET`) both go in one call. Where it is neither atomic nor ordered
+//! (Spin's DynamoDB: one `BatchWriteItem`) the slot is written first, alone,
+//! then the record: one call more.
 
 use crate::errors::ApiError;
 use crate::model::{ListName, NewPet, Pet, PetStatus};
 use crate::store::{KvStore, StoreError};
 
 use super::keys::{counter_key, pet_key, slot_key, ID_COUNTER};
+use super::pending::Pending;
 use super::{encode_pet, Catalogue};
 
 /// An id and a position, taken for one pet.
@@ -16,18 +25,29 @@ pub struct Reserved {
     pub position: i64,
 }
 
+/// What the backend's `set-many` promises (the `key_value_backend` variable
+/// says which backend holds the store).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Batches {
+    /// All or nothing: Spin's SQLite and Redis backends.
+    Atomic,
+    /// Any part, in any order: Spin's DynamoDB (BatchWriteItem) and Azure
+    /// Cosmos DB backends.
+    Unordered,
+}
+
 impl<S: KvStore> Catalogue<'_, S> {
     /// Creates a pet:
     ///
     /// 1. [`reserve`](Self::reserve) its id and its position in its status's
     ///    list. A failure here stores nothing (a lost reply leaves a hole).
-    /// 2. [`commit`](Self::commit) it: both keys or neither. The index is left
-    ///    to readers.
-    pub fn create(&self, new: NewPet) -> Result<Pet, ApiError> {
+    /// 2. [`commit`](Self::commit) its slot and its record. The index is
+    ///    left to readers.
+    pub fn create(&self, new: NewPet, batches: Batches) -> Result<Pet, ApiError> {
         let reserved = self.reserve(new.status)?;
         let pet = new.into_pet(reserved.id);
         let record = encode_pet(&pet)?;
-        self.commit(reserved, pet.status, &record)?;
+        self.commit(reserved, pet.status, &record, batches)?;
         Ok(pet)
     }
 
@@ -40,51 +60,87 @@ impl<S: KvStore> Catalogue<'_, S> {
         Ok(Reserved { id, position })
     }
 
-    /// One `set-many` of `slot:{status}:{position}` and `pet:{id}`: the
-    /// commit of a create, or the stage of a keyed create (`pet` then holds
-    /// its pending record, which readers take for no pet, so the slot is a
-    /// hole until [`commit_staged`](Self::commit_staged)).
+    /// Writes `slot:{status}:{position}` and `pet:{id}`: the commit of a
+    /// create, or the stage of a keyed create (`pet` then holds its pending
+    /// record, which readers take for no pet, so the slot is a hole until
+    /// [`commit_staged`](Self::commit_staged)). Returns only when both are
+    /// stored; a failure leaves no pet visible without its slot.
     pub fn commit(
         &self,
         reserved: Reserved,
         status: PetStatus,
         record: &[u8],
+        batches: Batches,
     ) -> Result<(), ApiError> {
-        // Slot first: on a backend whose set-many is a loop of sets in order
-        // (not Spin's SQLite or Redis, where it is all or nothing), the pet
-        // stays the commit point, as when these were two sets.
-        let writes = [
-            (
-                slot_key(status, reserved.position),
-                reserved.id.to_string().into_bytes(),
-            ),
-            (pet_key(reserved.id), record.to_vec()),
-        ];
-        match self.store.set_many(&writes) {
+        let slot = (
+            slot_key(status, reserved.position),
+            reserved.id.to_string().into_bytes(),
+        );
+        let pet = (pet_key(reserved.id), record.to_vec());
+        let written = match batches {
+            Batches::Atomic => self.store.set_many(&[slot.clone(), pet.clone()]),
+            Batches::Unordered => {
+                // A slot without its pet is a hole, which readers skip.
+                self.store.set(&slot.0, &slot.1)?;
+                self.store.set(&pet.0, &pet.1)
+            }
+        };
+        match written {
             Ok(()) => Ok(()),
-            Err(e) => self.settle(reserved.id, record, e),
+            Err(e) => self.settle(&slot, &pet, reserved.position, e),
+        }
+    }
+
+    /// A commit that failed (after the retries of the store it was given):
+    /// first the slot is written again, alone, so that whatever the record's
+    /// state no pet can be visible without it; then reading back the record
+    /// decides the answer (there: applied, a lost reply; absent: nothing
+    /// visible, a hole). If even the slot cannot be written, the record is
+    /// withdrawn (replaced by a pending record, which no key names and
+    /// readers take for no pet). What cannot be decided is reported as an
+    /// unknown outcome.
+    fn settle(
+        &self,
+        slot: &(String, Vec<u8>),
+        pet: &(String, Vec<u8>),
+        position: i64,
+        error: StoreError,
+    ) -> Result<(), ApiError> {
+        if self.store.set(&slot.0, &slot.1).is_ok() {
+            return match self.store.get(&pet.0) {
+                Ok(Some(stored)) if stored == pet.1 => Ok(()),
+                Ok(_) => Err(ApiError::StoreUnavailable(error)),
+                Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
+            };
+        }
+        if pet.1.starts_with(super::pending::PENDING_HEADER.as_bytes()) {
+            // A keyed create's stage: a pending record is no pet anyway.
+            return Err(ApiError::StoreUnavailable(error));
+        }
+        let withdrawn = Pending {
+            position,
+            started_ms: 0,
+            record: pet.1.clone(),
+        };
+        match self.store.set(&pet.0, &withdrawn.encode()) {
+            Ok(()) => Err(ApiError::StoreUnavailable(error)),
+            Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
         }
     }
 
     /// Replaces a staged create's pending record with the pet: one `set` of
-    /// a key that exists (an overwrite, the cheap write on SQLite). Writing
+    /// a key that exists (an overwrite), its slot already stored. Writing
     /// the same record twice changes nothing, which is what lets a retry
     /// finish a keyed create (see `idempotency`).
     pub fn commit_staged(&self, id: i64, record: &[u8]) -> Result<(), ApiError> {
-        match self.store.set(&pet_key(id), record) {
+        let key = pet_key(id);
+        match self.store.set(&key, record) {
             Ok(()) => Ok(()),
-            Err(e) => self.settle(id, record, e),
-        }
-    }
-
-    /// A commit whose reply failed: the read-back decides. The record there →
-    /// it was applied (a lost reply); absent → nothing was stored; the read
-    /// failing too → nobody knows, and the client is told so.
-    fn settle(&self, id: i64, record: &[u8], error: StoreError) -> Result<(), ApiError> {
-        match self.store.get(&pet_key(id)) {
-            Ok(Some(stored)) if stored == record => Ok(()),
-            Ok(_) => Err(ApiError::StoreUnavailable(error)),
-            Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
+            Err(e) => match self.store.get(&key) {
+                Ok(Some(stored)) if stored == record => Ok(()),
+                Ok(_) => Err(ApiError::StoreUnavailable(e)),
+                Err(_) => Err(ApiError::CreateOutcomeUnknown(e)),
+            },
         }
     }
 }

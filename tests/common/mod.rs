@@ -10,7 +10,7 @@ use petstore::platform::Platform;
 use petstore::request::{Body, Request, MAX_BODY_BYTES};
 use petstore::response::Response;
 use petstore::routes;
-use petstore_testkit::{Backend, MemStore};
+use petstore_testkit::{Backend, Fault, MemStore};
 use serde_json::Value;
 
 pub const KEY: &str = "test-key";
@@ -28,6 +28,8 @@ pub struct Api {
     pub now_ms: Cell<u64>,
     /// The random bits the core is given for a generated request id.
     pub random: Cell<[u8; 16]>,
+    /// The waits the core asked for (ms), in order; none is waited.
+    pub sleeps: RefCell<Vec<u64>>,
 }
 
 /// The test's own platform: its variables, clock and random bits.
@@ -47,6 +49,10 @@ impl Platform for Api {
     fn random(&self) -> [u8; 16] {
         self.random.get()
     }
+
+    fn sleep_ms(&self, ms: u64) {
+        self.sleeps.borrow_mut().push(ms);
+    }
 }
 
 impl Api {
@@ -61,10 +67,12 @@ impl Api {
                 ("api_key", Ok(KEY.to_string())),
                 ("idempotency_lease_ms", Ok(LEASE_MS.to_string())),
                 ("cors_origins", Ok(String::new())),
+                ("key_value_backend", Ok("spin".to_string())),
             ]),
             reads: RefCell::new(Vec::new()),
             now_ms: Cell::new(START_MS),
             random: Cell::new([7; 16]),
+            sleeps: RefCell::new(Vec::new()),
         }
     }
 
@@ -185,6 +193,18 @@ impl Api {
         }
         ids
     }
+}
+
+/// How many attempts a create makes of a call that keeps failing, on the
+/// declared backend (`spin`) with the test's random bits.
+pub fn attempts() -> u64 {
+    u64::from(petstore::retry::Policy::BRIEF.attempts_when_every_draw_is([7; 16]))
+}
+
+/// Faults for every attempt of the call numbered `n` (the store retries a
+/// create's calls: attempt k of that call is call `n + k - 1`).
+pub fn every_attempt(n: u64, fault: fn(u64) -> Fault) -> Vec<Fault> {
+    (n..n + attempts()).map(fault).collect()
 }
 
 pub fn json(r: &Response) -> Value {

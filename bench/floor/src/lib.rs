@@ -8,7 +8,10 @@
 //! - `sets`: overwriting `set`s of `floor:0..15` (100-byte values);
 //! - `create`: `increment floor:ctr`, then `set` the new key `floor:new:{n}`,
 //!   the least any create must do (201);
-//! - `getmany`: one `batch::get-many`, to show what each backend does with it.
+//! - `getmany`: one `batch::get-many`, to show what each backend does with it;
+//! - `increment=1&retry=1`: only `increment floor:ctr`, retried under the
+//!   component's own policy for contended stores (`src/retry/policy.rs`,
+//!   `Policy::CONTENDED`), the least any create on DynamoDB must do (201).
 //!
 //! Compiled for wasm32 only (natively it is empty, so the workspace links).
 #![cfg(target_arch = "wasm32")]
@@ -17,6 +20,11 @@ use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
 #[path = "../../../src/spin/send.rs"]
 mod send;
+
+// The floor uses only the contended policy of the file.
+#[path = "../../../src/retry/policy.rs"]
+#[allow(dead_code)]
+mod policy;
 
 mod bindings {
     wit_bindgen::generate!({ world: "floor", path: "../../wit", generate_all });
@@ -29,6 +37,8 @@ struct Plan {
     gets: u32,
     sets: u32,
     create: bool,
+    increment: bool,
+    retry: bool,
     getmany: bool,
     bytes: usize,
 }
@@ -43,6 +53,8 @@ fn plan(target: &str) -> Plan {
             "gets" => plan.gets = number,
             "sets" => plan.sets = number,
             "create" => plan.create = number == 1,
+            "increment" => plan.increment = number == 1,
+            "retry" => plan.retry = number == 1,
             "getmany" => plan.getmany = number == 1,
             "bytes" => plan.bytes = number as usize,
             _ => {}
@@ -62,12 +74,39 @@ fn run(plan: &Plan) -> Result<u16, store::Error> {
     if plan.getmany {
         batch::get_many(&bucket, &["floor:0".to_string(), "floor:1".to_string()])?;
     }
+    if plan.increment {
+        increment(&bucket, plan.retry)?;
+        return Ok(201);
+    }
     if plan.create {
         let n = atomics::increment(&bucket, "floor:ctr", 1)?;
         bucket.set(&format!("floor:new:{n}"), &[b'p'; 60])?;
         return Ok(201);
     }
     Ok(200)
+}
+
+/// `increment floor:ctr`, retried under `Policy::CONTENDED` if `retry`.
+fn increment(bucket: &store::Bucket, retry: bool) -> Result<i64, store::Error> {
+    let (mut next, mut waited) = (1, 0);
+    loop {
+        match atomics::increment(bucket, "floor:ctr", 1) {
+            Ok(n) => return Ok(n),
+            Err(e) if !retry => return Err(e),
+            Err(e) => {
+                let random = bindings::wasi::random::random::get_random_bytes(16);
+                let mut bits = [0u8; 16];
+                bits.iter_mut().zip(random).for_each(|(b, r)| *b = r);
+                let wait = policy::backoff_ms(next, bits);
+                if !policy::Policy::CONTENDED.may_retry(next, waited, wait) {
+                    return Err(e);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(wait));
+                waited += wait;
+                next += 1;
+            }
+        }
+    }
 }
 
 #[spin_sdk::http_component]

@@ -5,6 +5,7 @@
 //! through the engine's own `increment` so each is in its backend's
 //! encoding — fast enough for 100,000 pets on any backend.
 
+use petstore::catalogue::create::Batches;
 use petstore::catalogue::Catalogue;
 use petstore::model::{ListName, NewPet, PetStatus};
 use petstore::store::{KvStore as CoreKv, StoreError, SwapReport};
@@ -70,7 +71,7 @@ pub fn preload(kv: &KvStore, count: usize, status: impl Fn(usize) -> PetStatus) 
         );
         let pet = NewPet::from_json(body.as_bytes()).map_err(|e| anyhow::anyhow!("{e:?}"))?;
         catalogue
-            .create(pet)
+            .create(pet, Batches::Atomic)
             .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
     }
     // Readers build the index (creates never touch it): walk every list once,

@@ -1,0 +1,181 @@
+//! Retrying the calls of a create when they fail: on Spin's DynamoDB backend
+//! an `increment` is a consistent read and then a write conditioned on the
+//! value read, with no retry of its own, so of two creates that take a
+//! number at the same moment one fails. The same policy (bounded,
+//! exponential, jittered: [`policy`]) retries a create's reads and writes,
+//! and spaces a keyed create's claims: long where writers contend
+//! (DynamoDB), brief where a failure can only be an outage (SQLite, Redis).
+//!
+//! Retrying is safe for each call it covers, on every backend. An
+//! `increment` that failed was not applied, and one that was applied but
+//! whose reply was lost only makes the counter skip a number, a gap, which
+//! ids and list positions already allow. A create's `set` and `set-many`
+//! write values that only ever go to their keys (a slot's id, a pet's
+//! record), so writing one again changes nothing, and completes a batch that
+//! was applied in part. A `get` changes nothing. A compare-and-swap is not
+//! retried here: the claim decides its outcome by reading back. A call that
+//! succeeds at once costs nothing more.
+
+pub mod policy;
+
+use crate::platform::Platform;
+use crate::store::{KvStore, StoreError, SwapReport};
+pub use policy::Policy;
+
+/// A store whose `get`, `set`, `set-many` and `increment` are retried under
+/// a [`Policy`]; a compare-and-swap goes through as it is.
+pub struct Retrying<'a, S: KvStore> {
+    store: &'a S,
+    platform: &'a dyn Platform,
+    policy: Policy,
+}
+
+impl<'a, S: KvStore> Retrying<'a, S> {
+    pub fn new(store: &'a S, platform: &'a dyn Platform, policy: Policy) -> Self {
+        Retrying {
+            store,
+            platform,
+            policy,
+        }
+    }
+
+    /// The waits of one more call under this store's policy, for a caller
+    /// that retries by itself (a keyed create's claim).
+    pub fn backoff(&self) -> Backoff<'a> {
+        Backoff::new(self.platform, self.policy)
+    }
+
+    /// `call`, again after each failure while the policy allows; the last
+    /// error, saying how many attempts were made, if none succeeds.
+    fn retried<T>(&self, call: impl Fn() -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let mut backoff = self.backoff();
+        loop {
+            match call() {
+                Ok(value) => return Ok(value),
+                Err(e) => {
+                    if !backoff.wait() {
+                        return Err(StoreError(format!(
+                            "{} (after {} attempts)",
+                            e.0, backoff.retry
+                        )));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The waits of one call under a [`Policy`].
+pub struct Backoff<'a> {
+    platform: &'a dyn Platform,
+    policy: Policy,
+    /// Retries so far.
+    retry: u32,
+    /// Milliseconds waited so far.
+    waited: u64,
+}
+
+impl<'a> Backoff<'a> {
+    pub fn new(platform: &'a dyn Platform, policy: Policy) -> Self {
+        Backoff {
+            platform,
+            policy,
+            retry: 0,
+            waited: 0,
+        }
+    }
+
+    /// Waits before the next attempt, if the policy allows one more.
+    pub fn wait(&mut self) -> bool {
+        self.retry += 1;
+        let wait = policy::backoff_ms(self.retry, self.platform.random());
+        if !self.policy.may_retry(self.retry, self.waited, wait) {
+            return false;
+        }
+        self.waited += wait;
+        self.platform.sleep_ms(wait);
+        true
+    }
+}
+
+impl<S: KvStore> KvStore for Retrying<'_, S> {
+    type Cas = S::Cas;
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.retried(|| self.store.get(key))
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.retried(|| self.store.set(key, value))
+    }
+
+    fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
+        self.retried(|| self.store.set_many(pairs))
+    }
+
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
+        self.retried(|| self.store.increment(key, delta))
+    }
+
+    fn cas_begin(&self, key: &str) -> Result<(Self::Cas, Option<Vec<u8>>), StoreError> {
+        self.store.cas_begin(key)
+    }
+
+    fn cas_swap(&self, cas: Self::Cas, value: &[u8]) -> Result<SwapReport, StoreError> {
+        self.store.cas_swap(cas, value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::policy::*;
+
+    /// Well-spread random bits, the `n`th of a sequence.
+    fn draw(n: u64) -> [u8; 16] {
+        let mut bits = [0; 16];
+        bits[..8].copy_from_slice(&n.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes());
+        bits
+    }
+
+    #[test]
+    fn waits_grow_to_the_cap_and_are_drawn_below_their_ceiling() {
+        assert_eq!(
+            (1..=9).map(ceiling_ms).collect::<Vec<_>>(),
+            [8, 16, 32, 64, 128, 256, 512, 1024, 1024]
+        );
+        for retry in 1..Policy::CONTENDED.max_attempts {
+            let ceiling = ceiling_ms(retry);
+            assert!(backoff_ms(retry, [0xff; 16]) <= ceiling);
+            assert_eq!(backoff_ms(retry, [0; 16]), 0);
+            let most = (0..1000).map(|n| backoff_ms(retry, draw(n))).max().unwrap();
+            assert!(most <= ceiling && most > ceiling / 2, "{retry}: {most}");
+        }
+    }
+
+    #[test]
+    fn a_call_stops_at_its_waiting_budget_or_its_last_attempt() {
+        let policy = Policy::CONTENDED;
+        assert!(policy.may_retry(1, 0, 8));
+        assert!(policy.may_retry(5, policy.budget_ms - 100, 100));
+        assert!(!policy.may_retry(5, policy.budget_ms - 100, 101));
+        assert!(!policy.may_retry(policy.max_attempts, 0, 0));
+        for policy in [Policy::BRIEF, Policy::CONTENDED] {
+            assert_eq!(
+                policy.attempts_when_every_draw_is([0; 16]),
+                policy.max_attempts,
+                "no wait: every attempt is made"
+            );
+            for n in 0..1000 {
+                let attempts = policy.attempts_when_every_draw_is(draw(n));
+                let waits: Vec<u64> = (1..attempts).map(|r| backoff_ms(r, draw(n))).collect();
+                let waited: u64 = waits.iter().sum();
+                assert!(waited <= policy.budget_ms, "{n}: {waits:?}");
+                assert!(
+                    attempts == policy.max_attempts
+                        || waited + backoff_ms(attempts, draw(n)) > policy.budget_ms,
+                    "{n}: stopped early after {waits:?}"
+                );
+            }
+        }
+    }
+}
