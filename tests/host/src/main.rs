@@ -15,17 +15,23 @@ use petstore_host::server::{self, Host, Output};
 
 const USAGE: &str =
     "usage: petstore-host [--listen ADDR] [--manifest spin.toml] [--variable NAME=VALUE]...
-                     [--backend memory|sqlite|redis] [--store-file PATH] [--redis-url URL]
-                     [--fail-call N] [--lose-reply N] [--cas-failures K] [--threads N] [--quiet]
+                     [--backend memory|sqlite|redis|dynamo] [--store-file PATH] [--redis-url URL]
+                     [--dynamo-endpoint URL --dynamo-table NAME]
+                     [--fail-call N] [--lose-reply N] [--fault KIND:N] [--cas-failures K]
+                     [--threads N] [--quiet]
 
 Serves the component of spin.toml (build it first: cargo build --target wasm32-wasip1 --release).
 Variables come from --variable or SPIN_VARIABLE_<NAME>, as with `spin up`.
 --backend picks the key-value store: memory (ideal, in memory; the default),
 sqlite (Spin's default backend on a real SQLite file: --store-file PATH, or a
 temporary file) or redis (Spin's Redis backend: --redis-url URL, or a
-redis-server of its own on a free loopback port). --fail-call and --lose-reply
-inject a fault on the N-th key-value call; --cas-failures makes the next K
-swaps fail. --quiet drops the component's access log.";
+redis-server of its own on a free loopback port) or dynamo (Spin's AWS DynamoDB
+backend: a table that exists at a DynamoDB endpoint, such as DynamoDB Local).
+--fail-call and --lose-reply
+inject a fault on the N-th key-value call (--fault fail:N, lose-reply:N,
+partial-first:N or partial-last:N the same; partial: a set-many applies only its
+first, or last, pair, then fails); --cas-failures makes the next K swaps fail.
+--quiet drops the component's access log.";
 
 fn main() -> Result<()> {
     let mut listen: SocketAddr = "127.0.0.1:3000".parse()?;
@@ -54,8 +60,17 @@ fn main() -> Result<()> {
             "--backend" => backend = value()?.parse().map_err(anyhow::Error::msg)?,
             "--store-file" => location.sqlite_file = Some(PathBuf::from(value()?)),
             "--redis-url" => location.redis_url = Some(value()?),
+            "--dynamo-endpoint" => {
+                let table = location.dynamo.take().map(|(_, t)| t).unwrap_or_default();
+                location.dynamo = Some((value()?, table));
+            }
+            "--dynamo-table" => {
+                let endpoint = location.dynamo.take().map(|(e, _)| e).unwrap_or_default();
+                location.dynamo = Some((endpoint, value()?));
+            }
             "--fail-call" => faults.push(Fault::Fail(value()?.parse()?)),
             "--lose-reply" => faults.push(Fault::LoseReply(value()?.parse()?)),
+            "--fault" => faults.push(value()?.parse().map_err(anyhow::Error::msg)?),
             "--cas-failures" => cas_failures = value()?.parse()?,
             "--threads" => threads = value()?.parse()?,
             "--quiet" => output = Output::Discard,

@@ -113,10 +113,14 @@ fn a_fault_at_any_call_of_a_create_is_a_503_or_a_true_201_never_half_a_pet() {
 fn faults_during_parallel_creates_leave_no_half_visible_pet() {
     for backend in BACKENDS {
         let (server, mut expected) = preloaded(backend, 10_000);
-        // A failure and a lost reply every few calls while 16 clients create.
-        let faults: Vec<Fault> = (1..=600)
+        // A failure and a lost reply every few calls while 16 clients create,
+        // which the creates' retries absorb, and three outages of 150 calls,
+        // which exhaust some creates' retries.
+        let faults: Vec<Fault> = (1..=900)
             .step_by(7)
             .flat_map(|n| [Fault::Fail(n), Fault::LoseReply(n + 3)])
+            .filter(|f| !matches!(f, Fault::Fail(n) | Fault::LoseReply(n) if outage(*n)))
+            .chain((1..=900).filter(|n| outage(*n)).map(Fault::Fail))
             .collect();
         server.kv().inject(&faults);
         let out = create_in_parallel(&server, 16, 200);
@@ -142,6 +146,13 @@ fn faults_during_parallel_creates_leave_no_half_visible_pet() {
         expected.extend(extra);
         server.api.assert_consistent(&expected, 10_001);
     }
+}
+
+/// Calls 100-249, 400-549 and 700-849: the store is down.
+fn outage(n: u64) -> bool {
+    [100, 400, 700]
+        .iter()
+        .any(|start| (*start..start + 150).contains(&n))
 }
 
 /// A component that calls `get-many` (the floor, told to) on each backend:

@@ -4,6 +4,7 @@
 //! a call, or counts every call and byte exactly. Everything a client or an
 //! operator can see without such control runs on real Spin (`on_spin`).
 
+mod batches;
 mod concurrency;
 mod contract;
 mod cost;

@@ -5,11 +5,14 @@
 //!   backends on the real engines (a SQLite file, a `redis-server`), issuing
 //!   the same statements and commands per call as Spin does, so every quirk in
 //!   `shared/spec/spin-platform-facts.md` arises from the engine itself.
+//! - [`Backend::Dynamo`] re-implements Spin's AWS DynamoDB backend over
+//!   DynamoDB's API (AWS DynamoDB Local in tests), request for request.
 //! - [`Backend::Memory`] is an ideal in-memory store for quick runs.
 //!
 //! One [`KvStore`] is shared by every request, as Spin's `default` store is
 //! shared by every instance.
 
+pub mod dynamo;
 pub mod memory;
 pub mod redis;
 pub mod sqlite;
@@ -28,9 +31,14 @@ pub enum Backend {
     Sqlite,
     /// Spin's Redis store: a real `redis-server`, driven as Spin drives it.
     Redis,
+    /// Spin's AWS DynamoDB store: a table of a DynamoDB endpoint (DynamoDB
+    /// Local), driven as Spin drives it. Not in [`Backend::ALL`]: it needs a
+    /// running endpoint and a table (`--dynamo-endpoint`, `--dynamo-table`).
+    Dynamo,
 }
 
 impl Backend {
+    /// The backends that need nothing but this machine.
     pub const ALL: [Backend; 3] = [Backend::Memory, Backend::Sqlite, Backend::Redis];
 
     pub fn name(self) -> &'static str {
@@ -38,6 +46,7 @@ impl Backend {
             Backend::Memory => "memory",
             Backend::Sqlite => "sqlite",
             Backend::Redis => "redis",
+            Backend::Dynamo => "dynamo",
         }
     }
 }
@@ -47,8 +56,9 @@ impl std::str::FromStr for Backend {
     fn from_str(s: &str) -> Result<Self, String> {
         Backend::ALL
             .into_iter()
+            .chain([Backend::Dynamo])
             .find(|b| b.name() == s)
-            .ok_or_else(|| format!("unknown backend '{s}' (memory, sqlite, redis)"))
+            .ok_or_else(|| format!("unknown backend '{s}' (memory, sqlite, redis, dynamo)"))
     }
 }
 
@@ -59,6 +69,8 @@ pub struct Location {
     pub sqlite_file: Option<PathBuf>,
     /// A running Redis/Valkey (default: start a `redis-server` on a free port).
     pub redis_url: Option<String>,
+    /// A DynamoDB endpoint and the table of the store (required for dynamo).
+    pub dynamo: Option<(String, String)>,
 }
 
 /// How a key-value call failed, as the guest will see it.
@@ -125,6 +137,35 @@ pub enum Fault {
     Fail(u64),
     /// The call is applied, then the guest gets `error::other` (a lost reply).
     LoseReply(u64),
+    /// A `set-many` applies only one of its pairs (the first, or the last),
+    /// then fails: a batch that is neither atomic nor ordered (Spin's
+    /// DynamoDB `BatchWriteItem`) failing part-way. Any other call fails.
+    Partial(u64, Part),
+}
+
+/// Which pair of a `set-many` a [`Fault::Partial`] applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    First,
+    Last,
+}
+
+impl std::str::FromStr for Fault {
+    type Err = String;
+    /// `fail:N`, `lose-reply:N`, `partial-first:N`, `partial-last:N`.
+    fn from_str(s: &str) -> Result<Fault, String> {
+        let (kind, n) = s.split_once(':').ok_or("KIND:N")?;
+        let n: u64 = n
+            .parse()
+            .map_err(|_| format!("'{n}' is not a call number"))?;
+        match kind {
+            "fail" => Ok(Fault::Fail(n)),
+            "lose-reply" => Ok(Fault::LoseReply(n)),
+            "partial-first" => Ok(Fault::Partial(n, Part::First)),
+            "partial-last" => Ok(Fault::Partial(n, Part::Last)),
+            _ => Err(format!("unknown fault '{kind}'")),
+        }
+    }
 }
 
 /// Exact counts of what the guest asked of the store.
@@ -158,6 +199,7 @@ enum Outcome {
     Normal,
     Fail,
     LoseReply,
+    Partial(Part),
 }
 
 #[derive(Debug, Default)]
@@ -200,6 +242,12 @@ impl KvStore {
                 Arc::new(redis::RedisEngine::open(location.redis_url.as_deref())?),
                 None,
             ),
+            Backend::Dynamo => {
+                let (endpoint, table) = location.dynamo.as_ref().ok_or_else(|| {
+                    anyhow::anyhow!("the dynamo backend needs an endpoint and a table")
+                })?;
+                (Arc::new(dynamo::DynamoEngine::open(endpoint, table)?), None)
+            }
         };
         Ok(KvStore {
             backend,
@@ -273,13 +321,13 @@ impl KvStore {
         }
         c.calls_since_arm += 1;
         let n = c.calls_since_arm;
-        let hit = c
-            .faults
-            .iter()
-            .position(|f| matches!(f, Fault::Fail(m) | Fault::LoseReply(m) if *m == n));
+        let hit = c.faults.iter().position(
+            |f| matches!(f, Fault::Fail(m) | Fault::LoseReply(m) | Fault::Partial(m, _) if *m == n),
+        );
         match hit.map(|i| c.faults.remove(i)) {
             Some(Fault::Fail(_)) => Outcome::Fail,
             Some(Fault::LoseReply(_)) => Outcome::LoseReply,
+            Some(Fault::Partial(_, part)) => Outcome::Partial(part),
             None => Outcome::Normal,
         }
     }
@@ -297,14 +345,10 @@ impl KvStore {
         run: impl FnOnce() -> KvResult<T>,
     ) -> KvResult<T> {
         match self.enter(kind, bytes_out) {
-            Outcome::Fail => Err(KvError::Store(
-                "injected fault: the backend did not answer".into(),
-            )),
+            Outcome::Fail | Outcome::Partial(_) => Err(failed()),
             Outcome::LoseReply => {
                 run()?;
-                Err(KvError::Store(
-                    "injected fault: the reply was lost after the operation was applied".into(),
-                ))
+                Err(lost())
             }
             Outcome::Normal => run(),
         }
@@ -384,12 +428,38 @@ impl KvStore {
 
     pub fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> KvResult<()> {
         let bytes = pairs.iter().map(|(_, v)| v.len()).sum();
-        self.call(Kind::Write, bytes, || self.engine.set_many(pairs))
+        match self.enter(Kind::Write, bytes) {
+            Outcome::Fail => Err(failed()),
+            Outcome::LoseReply => {
+                self.engine.set_many(pairs)?;
+                Err(lost())
+            }
+            Outcome::Partial(part) => {
+                let one = match part {
+                    Part::First => pairs.first(),
+                    Part::Last => pairs.last(),
+                };
+                self.engine
+                    .set_many(one.map(std::slice::from_ref).unwrap_or_default())?;
+                Err(KvError::Store(
+                    "injected fault: the batch was applied only in part".into(),
+                ))
+            }
+            Outcome::Normal => self.engine.set_many(pairs),
+        }
     }
 
     pub fn delete_many(&self, keys: &[String]) -> KvResult<()> {
         self.call(Kind::Write, 0, || self.engine.delete_many(keys))
     }
+}
+
+fn failed() -> KvError {
+    KvError::Store("injected fault: the backend did not answer".into())
+}
+
+fn lost() -> KvError {
+    KvError::Store("injected fault: the reply was lost after the operation was applied".into())
 }
 
 #[cfg(test)]
@@ -408,6 +478,24 @@ mod tests {
         assert!(kv.set("d", b"4").is_ok());
         let stats = kv.stats();
         assert_eq!((stats.calls, stats.writes, stats.bytes), (4, 4, 4));
+    }
+
+    #[test]
+    fn a_partial_batch_applies_one_pair_in_either_order() {
+        let kv = KvStore::new(Backend::Memory).unwrap();
+        let pairs = [
+            ("x".to_string(), b"1".to_vec()),
+            ("y".to_string(), b"2".to_vec()),
+        ];
+        kv.inject(&["partial-first:1".parse().unwrap()]);
+        assert!(kv.set_many(&pairs).is_err());
+        assert_eq!((kv.peek("x"), kv.peek("y")), (Some(b"1".to_vec()), None));
+        let kv = KvStore::new(Backend::Memory).unwrap();
+        kv.inject(&["partial-last:1".parse().unwrap()]);
+        assert!(kv.set_many(&pairs).is_err());
+        assert_eq!((kv.peek("x"), kv.peek("y")), (None, Some(b"2".to_vec())));
+        assert_eq!("fail:3".parse::<Fault>(), Ok(Fault::Fail(3)));
+        assert!("partial:3".parse::<Fault>().is_err());
     }
 
     #[test]
