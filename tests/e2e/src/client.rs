@@ -241,6 +241,48 @@ impl Api {
     }
 }
 
+impl Api {
+    /// Every pet that getPet returns, among ids `1..=max_id`, is in the
+    /// unfiltered walk and in the walk of its own status, and those walks
+    /// list nothing else: whatever its create answered, a pet is visible
+    /// everywhere or nowhere. The visible pets, by id.
+    pub fn assert_visible_pets_are_listed(&self, max_id: i64) -> BTreeMap<i64, Value> {
+        let mut visible = BTreeMap::new();
+        for id in 1..=max_id {
+            let r = self.get(&format!("/v1/pets/{id}"));
+            match r.status {
+                200 => {
+                    visible.insert(id, r.json());
+                }
+                404 => r.assert_error(404, "not_found"),
+                other => panic!("getPet {id}: {other} {}", r.body),
+            }
+        }
+        let listed: BTreeMap<i64, Value> = self
+            .walk_pets("/v1/pets?limit=100")
+            .into_iter()
+            .map(|p| (pet_id(&p), p))
+            .collect();
+        assert_eq!(
+            listed, visible,
+            "the unfiltered walk lists the fetchable pets"
+        );
+        for status in STATUSES {
+            let walked: BTreeSet<i64> = self
+                .walk(&format!("/v1/pets?limit=100&status={status}"))
+                .into_iter()
+                .collect();
+            let of_status: BTreeSet<i64> = visible
+                .iter()
+                .filter(|(_, p)| p["status"] == status)
+                .map(|(id, _)| *id)
+                .collect();
+            assert_eq!(walked, of_status, "the walk of {status}");
+        }
+        visible
+    }
+}
+
 /// A createPet body (category 2).
 pub fn pet_body(name: &str, status: &str) -> String {
     format!(r#"{{"name":"{name}","categoryId":2,"status":"{status}"}}"#)

@@ -1,16 +1,19 @@
 //! A fresh key-value store on one of Spin's backends, for `spin up`
 //! processes to share: Spin's default SQLite file in a state directory of its
-//! own, or a `redis-server` of its own named by a runtime-config file. The
-//! test can also reach the same data directly (to preload a catalogue, or to
-//! look at what was stored) through the test host's engines, which read and
-//! write exactly as Spin's backends do.
+//! own, a `redis-server` of its own, or a table of its own in DynamoDB Local,
+//! the last two named by a runtime-config file. The test can also reach the
+//! same data directly (to preload a catalogue, or to look at what was stored)
+//! through the test host's engines, which read and write exactly as Spin's
+//! backends do.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use petstore::model::PetStatus;
 use petstore_host::kv::redis::RedisServer;
 use petstore_host::kv::{self, KvStore, Location};
 
+use crate::dynamo;
 use crate::scratch::ScratchDir;
 use crate::spin::{Launch, SpinUp};
 
@@ -21,46 +24,71 @@ pub enum Backend {
     Sqlite,
     /// Spin's `redis` backend, through a runtime-config file.
     Redis,
+    /// Spin's `aws_dynamo` backend over DynamoDB Local, through a
+    /// runtime-config file (`consistent_read = true`).
+    Dynamo,
 }
 
 impl Backend {
-    pub const ALL: [Backend; 2] = [Backend::Sqlite, Backend::Redis];
+    pub const ALL: [Backend; 3] = [Backend::Sqlite, Backend::Redis, Backend::Dynamo];
 
     pub fn name(self) -> &'static str {
         match self {
             Backend::Sqlite => "sqlite",
             Backend::Redis => "redis",
+            Backend::Dynamo => "dynamo",
         }
     }
 }
 
-/// One store, empty when made, removed when dropped.
+/// One store, empty when made, removed when dropped (a DynamoDB Local
+/// table is left to the server, which keeps it in memory until it stops).
 pub struct Store {
     pub backend: Backend,
     dir: ScratchDir,
     redis: Option<RedisServer>,
+    /// The DynamoDB Local table.
+    table: Option<String>,
 }
 
 impl Store {
     pub fn new(backend: Backend) -> Store {
         let dir = ScratchDir::new("store");
-        let redis = match backend {
+        let (mut redis, mut table) = (None, None);
+        let config = match backend {
             Backend::Sqlite => None,
             Backend::Redis => {
                 let server = RedisServer::start().expect("start redis-server");
-                let config = format!(
-                    "[key_value_store.default]\ntype = \"redis\"\nurl = \"{}\"\n",
-                    server.url()
+                let url = server.url();
+                redis = Some(server);
+                Some(format!("type = \"redis\"\nurl = \"{url}\"\n"))
+            }
+            Backend::Dynamo => {
+                static NEXT: AtomicU64 = AtomicU64::new(0);
+                let name = format!(
+                    "petstore-{}-{}",
+                    std::process::id(),
+                    NEXT.fetch_add(1, Ordering::Relaxed)
                 );
-                std::fs::write(dir.path().join("runtime-config.toml"), config)
-                    .expect("write the runtime config");
-                Some(server)
+                dynamo::local().create_table(&name);
+                let config = format!(
+                    "type = \"aws_dynamo\"\nregion = \"{}\"\ntable = \"{name}\"\nconsistent_read = true\n",
+                    dynamo::REGION
+                );
+                table = Some(name);
+                Some(config)
             }
         };
+        if let Some(config) = config {
+            let text = format!("[key_value_store.default]\n{config}");
+            std::fs::write(dir.path().join("runtime-config.toml"), text)
+                .expect("write the runtime config");
+        }
         Store {
             backend,
             dir,
             redis,
+            table,
         }
     }
 
@@ -72,14 +100,25 @@ impl Store {
 
     /// `--runtime-config-file`, for the backends that need one.
     pub fn runtime_config(&self) -> Option<PathBuf> {
-        self.redis
-            .as_ref()
-            .map(|_| self.dir.path().join("runtime-config.toml"))
+        (self.backend != Backend::Sqlite).then(|| self.dir.path().join("runtime-config.toml"))
     }
 
-    /// How to start the petstore on this store (add variables, then start).
+    /// How to start the petstore on this store (add variables, then
+    /// start): `key_value_backend` says which backend it is, as operators
+    /// declare it.
     pub fn launch(&self) -> Launch {
-        Launch::petstore(&self.state_dir(), self.runtime_config().as_deref())
+        let mut launch = Launch::petstore(&self.state_dir(), self.runtime_config().as_deref());
+        match self.backend {
+            Backend::Sqlite => {}
+            Backend::Redis => launch = launch.variable("key_value_backend", "redis"),
+            Backend::Dynamo => {
+                launch = launch.variable("key_value_backend", "aws_dynamo");
+                for (name, value) in dynamo::local().environment() {
+                    launch = launch.env(name, &value);
+                }
+            }
+        }
+        launch
     }
 
     /// The petstore on this store, serving.
@@ -90,22 +129,40 @@ impl Store {
     /// The same data, reached directly (uncounted by Spin): to preload or
     /// seed it before `spin up` starts, or to read what it stored.
     pub fn direct(&self) -> KvStore {
-        let location = match &self.redis {
-            Some(server) => Location {
-                redis_url: Some(server.url()),
-                ..Location::default()
-            },
-            None => {
+        let (backend, location) = match self.backend {
+            Backend::Sqlite => {
                 std::fs::create_dir_all(self.state_dir()).expect("the state directory");
-                Location {
-                    sqlite_file: Some(self.state_dir().join("sqlite_key_value.db")),
-                    ..Location::default()
-                }
+                let file = self.state_dir().join("sqlite_key_value.db");
+                (
+                    kv::Backend::Sqlite,
+                    Location {
+                        sqlite_file: Some(file),
+                        ..Location::default()
+                    },
+                )
             }
-        };
-        let backend = match self.backend {
-            Backend::Sqlite => kv::Backend::Sqlite,
-            Backend::Redis => kv::Backend::Redis,
+            Backend::Redis => {
+                let url = self.redis.as_ref().map(RedisServer::url);
+                (
+                    kv::Backend::Redis,
+                    Location {
+                        redis_url: url,
+                        ..Location::default()
+                    },
+                )
+            }
+            Backend::Dynamo => {
+                let endpoint = dynamo::local().endpoint.clone();
+                let table = self.table.clone().expect("a table");
+                let dynamo = Some((endpoint, table));
+                (
+                    kv::Backend::Dynamo,
+                    Location {
+                        dynamo,
+                        ..Location::default()
+                    },
+                )
+            }
         };
         KvStore::open(backend, &location).expect("open the store directly")
     }

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use petstore::catalogue::create::Batches;
 use petstore::catalogue::{encode_pet, Catalogue, Pending};
 use petstore::idempotency::IdempotencyKey;
 use petstore::model::NewPet;
@@ -152,7 +153,7 @@ fn seed_stopped_create(store: &Store, key: &str, body: &str) -> i64 {
         record: encode_pet(&pet).unwrap(),
     };
     catalogue
-        .commit(reserved, pet.status, &pending.encode())
+        .commit(reserved, pet.status, &pending.encode(), Batches::Atomic)
         .unwrap();
     let record = IdempotencyKey::parse(key.as_bytes()).unwrap().record_key();
     assert_eq!(kv.increment(&record, reserved.id).unwrap(), reserved.id);

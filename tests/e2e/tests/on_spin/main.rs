@@ -7,6 +7,7 @@
 mod clients;
 mod concurrency;
 mod contract;
+mod dynamo;
 mod idempotency;
 mod instances;
 mod operations;

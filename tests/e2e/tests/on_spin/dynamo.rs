@@ -1,0 +1,90 @@
+//! Spin's AWS DynamoDB backend over DynamoDB Local, where what the other
+//! suites run on every backend meets two of its own ways: an `increment`
+//! is a read and a conditional write that fails when another writer got
+//! there first (the component retries it), and a batch is neither atomic
+//! nor ordered (the store is declared `aws_dynamo`, and a create writes its
+//! slot before its record). Two instances on one table: `instances.rs`.
+
+use std::collections::BTreeSet;
+
+use petstore_e2e::dynamo;
+use petstore_e2e::spin::Launch;
+use petstore_e2e::stores::{Backend, Store};
+
+use crate::concurrency::create_in_parallel;
+
+#[test]
+fn sixty_four_creates_at_once_all_answer_201() {
+    let store = Store::new(Backend::Dynamo);
+    let spin = store.start();
+    let ids = create_in_parallel(std::slice::from_ref(&spin.api), 64, 64);
+    assert_eq!(ids, (1..=64).collect::<BTreeSet<i64>>(), "no gap either");
+    spin.api.assert_consistent(&ids, 1);
+}
+
+#[test]
+fn a_dynamodb_store_declared_as_sqlite_fails_the_probe() {
+    let store = Store::new(Backend::Dynamo);
+    let spin = store.launch().variable("key_value_backend", "spin").start();
+    let r = spin.api.send(
+        "GET",
+        "/v1/health",
+        None,
+        &[("x-request-id", "probe")],
+        None,
+    );
+    r.assert_error(503, "misconfigured");
+    let cause = spin.log_line("probe")["cause"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        cause.starts_with("variable key_value_backend: 'spin'"),
+        "{cause}"
+    );
+    let declared = store.start();
+    let r = declared.api.send("GET", "/v1/health", None, &[], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// The AWS SDK's errors are long debug dumps: the access log keeps one line
+/// of at most 300 characters of them.
+#[test]
+fn a_store_error_is_one_short_line_in_the_access_log() {
+    let store = Store::new(Backend::Sqlite);
+    let config = store.state_dir().with_file_name("missing-table.toml");
+    std::fs::write(
+        &config,
+        "[key_value_store.default]\ntype = \"aws_dynamo\"\nregion = \"us-east-1\"\n\
+         table = \"petstore-no-such-table\"\nconsistent_read = true\n",
+    )
+    .unwrap();
+    let mut launch = Launch::petstore(&store.state_dir(), Some(&config))
+        .variable("key_value_backend", "aws_dynamo");
+    for (name, value) in dynamo::local().environment() {
+        launch = launch.env(name, &value);
+    }
+    let spin = launch.start();
+    for (id, r) in [
+        (
+            "get",
+            spin.api.get_with("/v1/pets/1", &[("x-request-id", "get")]),
+        ),
+        (
+            "create",
+            spin.api.post_with(
+                r#"{"name":"a","categoryId":1}"#,
+                &[("x-request-id", "create")],
+            ),
+        ),
+    ] {
+        r.assert_error(503, "store_unavailable");
+        let line = spin.log_line(id);
+        let cause = line["cause"].as_str().unwrap();
+        assert!(cause.chars().count() <= 300, "{cause}");
+        assert!(!cause.contains('\n'), "{cause}");
+        assert!(cause.starts_with("key-value store: "), "{cause}");
+    }
+    let text = spin.log_text();
+    assert_eq!(text.lines().count(), 2, "one line per request: {text}");
+}
