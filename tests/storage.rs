@@ -320,6 +320,35 @@ fn a_deleted_piece_is_rebuilt_by_the_first_page_over_it_then_costs_nothing() {
     }
 }
 
+/// A page over a cold index (no piece written yet, as right after a burst
+/// of creates) spends at most its budget of calls on the truth, then ends
+/// early with a `next` link; the walk still lists every pet once.
+#[test]
+fn a_page_over_a_cold_index_spends_at_most_its_call_budget() {
+    use petstore::catalogue::FALLBACK_BUDGET;
+    let api = Api::new();
+    for _ in 0..200 {
+        api.create("p", "pending");
+    }
+    let budget = FALLBACK_BUDGET as u64;
+    for (list, per_pet) in [("", 1), ("&status=pending", 2)] {
+        let target = format!("/v1/pets?limit=100{list}");
+        let (handled, calls, writes) = costed(&api, &target);
+        let listed = json(&handled.response).as_array().unwrap().len() as u64;
+        assert_eq!(listed, budget / per_pet, "{target}");
+        assert!(
+            handled.response.header("link").is_some(),
+            "{target}: more follow"
+        );
+        // The pieces read (up to the one where the budget ran out), the
+        // counter, the look-ups, one repair per piece they filled.
+        let pieces = (listed - 1) / PIECE_LEN as u64 + 1;
+        assert_eq!(calls, pieces + 1 + budget + pieces, "{target}");
+        assert_eq!(writes as u64, pieces, "{target}");
+    }
+    assert_consistent(&api, &(1..=200).collect(), "walks over the rest");
+}
+
 #[test]
 fn a_corrupt_piece_is_rebuilt_from_the_truth_not_a_500() {
     let api = two_full_pieces();

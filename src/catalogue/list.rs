@@ -115,7 +115,7 @@ struct Walk<'s, S: KvStore> {
     position: i64,
     limit: usize,
     pets: Vec<Listed>,
-    /// Look-ups of the truth left for this page.
+    /// Key-value calls left for this page's look-ups of the truth.
     budget: usize,
     /// The list's last position handed out, read once if a gap needs it.
     last: Option<i64>,
@@ -188,7 +188,6 @@ impl<S: KvStore> Walk<'_, S> {
                 self.ended = true;
                 break;
             } else {
-                self.budget -= 1;
                 if let Some(pet) = self.committed_at(position)? {
                     added.push((position, pet.clone()));
                     self.pets.push(pet);
@@ -256,19 +255,24 @@ impl<S: KvStore> Walk<'_, S> {
 
     /// The committed pet at a position, from the truth: `pet:{position}` for
     /// `all`; `slot` then `pet` for a status. `None`: a hole (a create that
-    /// failed, or one not committed yet).
-    fn committed_at(&self, position: i64) -> Result<Option<Listed>, ApiError> {
+    /// failed, or one not committed yet). Each call spends the budget.
+    fn committed_at(&mut self, position: i64) -> Result<Option<Listed>, ApiError> {
         let pet = match self.list {
-            ListName::All => Catalogue::new(self.store).get(position)?,
+            ListName::All => self.pet(position)?,
             ListName::Status(status) => self.slotted(status, position)?,
         };
         pet.as_ref().map(Listed::of).transpose()
     }
 
+    fn pet(&mut self, id: i64) -> Result<Option<Pet>, ApiError> {
+        self.budget = self.budget.saturating_sub(1);
+        Catalogue::new(self.store).get(id)
+    }
+
     /// The pet that `slot:{status}:{position}` names, if it is committed.
-    fn slotted(&self, status: PetStatus, position: i64) -> Result<Option<Pet>, ApiError> {
-        let catalogue = Catalogue::new(self.store);
+    fn slotted(&mut self, status: PetStatus, position: i64) -> Result<Option<Pet>, ApiError> {
         let key = slot_key(status, position);
+        self.budget = self.budget.saturating_sub(1);
         let Some(bytes) = self.store.get(&key)? else {
             return Ok(None);
         };
@@ -276,6 +280,6 @@ impl<S: KvStore> Walk<'_, S> {
             .ok()
             .and_then(crate::model::parse_digits)
             .ok_or_else(|| ApiError::Internal(format!("stored value '{key}' is unreadable")))?;
-        Ok(catalogue.get(id)?.filter(|p| p.status == status))
+        Ok(self.pet(id)?.filter(|p| p.status == status))
     }
 }

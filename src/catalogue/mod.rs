@@ -21,7 +21,7 @@ pub mod pending;
 pub mod piece;
 
 pub use create::Reserved;
-pub use keys::{decode_counter, encode_counter_like, ID_COUNTER, PIECE_LEN};
+pub use keys::{decode_counter, encode_counter_like, FALLBACK_BUDGET, ID_COUNTER, PIECE_LEN};
 pub use list::{Listed, Page};
 pub use pending::Pending;
 
