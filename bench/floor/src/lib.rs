@@ -9,9 +9,10 @@
 //! - `create`: `increment floor:ctr`, then `set` the new key `floor:new:{n}`,
 //!   the least any create must do (201);
 //! - `getmany`: one `batch::get-many`, to show what each backend does with it;
-//! - `increment=1&retry=1`: only `increment floor:ctr`, retried under the
+//! - `increment=1`: only `increment floor:ctr` (201);
+//! - `retry=1`: the increment (of `create` or `increment`) retried under the
 //!   component's own policy for contended stores (`src/retry/policy.rs`,
-//!   `Policy::CONTENDED`), the least any create on DynamoDB must do (201).
+//!   `Policy::CONTENDED`), as any create on DynamoDB must.
 //!
 //! Compiled for wasm32 only (natively it is empty, so the workspace links).
 #![cfg(target_arch = "wasm32")]
@@ -79,7 +80,7 @@ fn run(plan: &Plan) -> Result<u16, store::Error> {
         return Ok(201);
     }
     if plan.create {
-        let n = atomics::increment(&bucket, "floor:ctr", 1)?;
+        let n = increment(&bucket, plan.retry)?;
         bucket.set(&format!("floor:new:{n}"), &[b'p'; 60])?;
         return Ok(201);
     }

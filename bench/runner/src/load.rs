@@ -90,6 +90,10 @@ impl Connection {
 pub struct Latencies(Vec<f64>);
 
 impl Latencies {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     pub fn percentile(&self, p: f64) -> f64 {
         let i = ((self.0.len() as f64 - 1.0) * p).round() as usize;
         self.0[i]
@@ -104,10 +108,12 @@ impl Latencies {
 
 const WARM_UP: u64 = 20;
 
-/// `connections` clients, each alternating `a` and `b` (in turn `a` first,
-/// then `b` first) for `seconds`; the latencies of each side.
+/// `connections` clients, each alternating `a` (sent to `addrs[0]`) and `b`
+/// (to `addrs[1]`; the same address for ours beside the floor, two for two
+/// deployments), in turn `a` first, then `b` first, for `seconds`; the
+/// latencies of each side.
 pub fn alternate(
-    addr: &str,
+    addrs: [&str; 2],
     a: &Request,
     b: &Request,
     connections: usize,
@@ -118,7 +124,7 @@ pub fn alternate(
         let clients: Vec<_> = (0..connections)
             .map(|client| {
                 scope.spawn(move || -> Result<(Vec<f64>, Vec<f64>)> {
-                    let mut sides = [Connection::open(addr)?, Connection::open(addr)?];
+                    let mut sides = [Connection::open(addrs[0])?, Connection::open(addrs[1])?];
                     let requests = [a, b];
                     let mut times = [Vec::new(), Vec::new()];
                     let mut n = 0u64;
@@ -164,4 +170,90 @@ pub fn alternate(
     xs.sort_by(f64::total_cmp);
     ys.sort_by(f64::total_cmp);
     Ok((Latencies(xs), Latencies(ys)))
+}
+
+/// What `clients` clients got from one side in a closed loop.
+pub struct Run {
+    /// Latencies of the answers with the expected status.
+    pub ok: Latencies,
+    /// Answers with another status.
+    pub failed: usize,
+    pub seconds: f64,
+}
+
+impl Run {
+    /// Several runs as one: their answers pooled, their times added.
+    pub fn merge(runs: Vec<Run>) -> Run {
+        let mut times: Vec<f64> = Vec::new();
+        let (mut failed, mut seconds) = (0, 0.0);
+        for run in runs {
+            times.extend(run.ok.0);
+            failed += run.failed;
+            seconds += run.seconds;
+        }
+        times.sort_by(f64::total_cmp);
+        Run {
+            ok: Latencies(times),
+            failed,
+            seconds,
+        }
+    }
+
+    /// Expected answers per second.
+    pub fn throughput(&self) -> f64 {
+        self.ok.0.len() as f64 / self.seconds
+    }
+}
+
+/// `clients` clients, each on its own keep-alive connection, sending
+/// `request` to `addr` back to back for `seconds`; every answer counted.
+pub fn closed(addr: &str, request: &Request, clients: usize, seconds: f64) -> Result<Run> {
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs_f64(seconds);
+    let results: Vec<Result<(Vec<f64>, usize)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..clients)
+            .map(|client| {
+                scope.spawn(move || -> Result<(Vec<f64>, usize)> {
+                    let mut connection = Connection::open(addr)?;
+                    let (mut times, mut failed, mut n) = (Vec::new(), 0, 0u64);
+                    while Instant::now() < deadline {
+                        let bytes = request.bytes(n * clients as u64 + client as u64);
+                        let sent = Instant::now();
+                        let status = connection.exchange(&bytes)?;
+                        let took = sent.elapsed().as_secs_f64() * 1000.0;
+                        if status == request.expect {
+                            times.push(took);
+                        } else {
+                            failed += 1;
+                        }
+                        n += 1;
+                    }
+                    Ok((times, failed))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| bail!("a client thread panicked"))
+            })
+            .collect()
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let (mut times, mut failed) = (Vec::new(), 0);
+    for r in results {
+        let (t, f) = r?;
+        times.extend(t);
+        failed += f;
+    }
+    if times.is_empty() {
+        bail!("no expected answer ({failed} others)");
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(Run {
+        ok: Latencies(times),
+        failed,
+        seconds: elapsed,
+    })
 }

@@ -15,25 +15,49 @@
 //! cargo run --release -p petstore-bench -- --backends sqlite,redis --pets 1000,10000,100000
 //! ```
 
+mod latency;
 mod load;
 mod measure;
 mod operations;
 mod options;
+mod pages;
 mod report;
+mod scale;
 mod setup;
+mod throughput;
 
 use anyhow::Result;
+use options::{Mode, Options};
+use setup::Serving;
 
 fn main() -> Result<()> {
     let o = options::parse()?;
     let sizes = setup::build()?;
-    let api_key = setup::api_key(&o.key_form);
+    let serving = setup::Serving {
+        api_key: setup::api_key(&o.key_form),
+        dynamo_rtt_ms: o.dynamo_rtt_ms,
+    };
+    if o.dynamo_rtt_ms > 0.0 {
+        println!(
+            "DynamoDB Local behind a delay line: +{} ms per call\n",
+            o.dynamo_rtt_ms
+        );
+    }
+    match o.mode {
+        Mode::Tables => tables(&o, &sizes, &serving),
+        Mode::Throughput => throughput::run(&o, &serving),
+        Mode::Pages => pages::run(&o, &serving),
+        Mode::Scale => scale::run(&o, &serving),
+    }
+}
+
+fn tables(o: &Options, sizes: &[(&str, u64)], serving: &Serving) -> Result<()> {
     println!("`api_key` holds the key as: {}\n", o.key_form);
-    report::sizes(&sizes);
+    report::sizes(sizes);
     for &backend in &o.backends {
         report::table_head(backend.name(), &o.connections);
         for &pets in &o.pets {
-            let deployment = setup::Deployment::new(backend, pets, &api_key);
+            let deployment = setup::Deployment::new(backend, pets, serving);
             let chosen = operations::all(pets)
                 .into_iter()
                 .filter(|op| o.only.is_empty() || o.only.iter().any(|n| op.name.contains(n)));

@@ -111,10 +111,36 @@ pub fn compare(
     connections: usize,
     seconds: f64,
 ) -> Result<Comparison> {
-    let addr = d.spin.api.base.trim_start_matches("http://").to_string();
+    let addr = d.address();
+    let ours = ours_request(op);
+    let floor = load::Request {
+        fixed: load::raw(
+            "GET",
+            &floor_path(op.kind, cost.calls, cost.body_bytes, d.store.backend),
+            &[],
+            "",
+        ),
+        fresh: None,
+        expect: if op.kind.creates() && op.kind != Kind::Replay {
+            201
+        } else {
+            200
+        },
+    };
+    let (a, b) = load::alternate([&addr, &addr], &ours, &floor, connections, seconds)?;
+    Ok(Comparison {
+        ours_p50: a.percentile(0.5),
+        ours_p99: a.percentile(0.99),
+        ours_rate: a.rate(connections),
+        floor_p50: b.percentile(0.5),
+    })
+}
+
+/// Our request for `op`, as the load sends it.
+pub fn ours_request(op: &Operation) -> load::Request {
     let auth = format!("Bearer {KEY}");
     let json = ("content-type", "application/json");
-    let ours = match op.kind {
+    match op.kind {
         Kind::Read => load::Request {
             fixed: load::raw("GET", &op.path, &[("authorization", &auth)], ""),
             fresh: None,
@@ -161,26 +187,5 @@ pub fn compare(
                 expect: 201,
             }
         }
-    };
-    let floor = load::Request {
-        fixed: load::raw(
-            "GET",
-            &floor_path(op.kind, cost.calls, cost.body_bytes),
-            &[],
-            "",
-        ),
-        fresh: None,
-        expect: if op.kind.creates() && op.kind != Kind::Replay {
-            201
-        } else {
-            200
-        },
-    };
-    let (a, b) = load::alternate(&addr, &ours, &floor, connections, seconds)?;
-    Ok(Comparison {
-        ours_p50: a.percentile(0.5),
-        ours_p99: a.percentile(0.99),
-        ours_rate: a.rate(connections),
-        floor_p50: b.percentile(0.5),
-    })
+    }
 }

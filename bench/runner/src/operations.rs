@@ -1,6 +1,8 @@
 //! What is measured: each operation of the API on a preloaded catalogue,
 //! and the floor's request that does the same key-value work.
 
+use petstore_e2e::stores::Backend;
+
 pub const CREATE_BODY: &str = r#"{"name":"Bench","categoryId":3,"status":"pending"}"#;
 /// The one key of the replay benchmark.
 pub const REPLAYED_KEY: &str = "bench-replayed";
@@ -62,10 +64,13 @@ pub fn all(pets: usize) -> Vec<Operation> {
 
 /// The floor's request for the same work: as many plain `get`s and the same
 /// body size, or for a create the least any create does (one `increment`,
-/// one `set` of a new key).
-pub fn floor_path(kind: Kind, calls: f64, body_bytes: usize) -> String {
+/// one `set` of a new key; on DynamoDB the increment retried as ours are).
+pub fn floor_path(kind: Kind, calls: f64, body_bytes: usize, backend: Backend) -> String {
+    let retry = u8::from(backend == Backend::Dynamo);
     match kind {
-        Kind::Create | Kind::KeyedCreate => format!("/floor/x?create=1&bytes={body_bytes}"),
+        Kind::Create | Kind::KeyedCreate => {
+            format!("/floor/x?create=1&retry={retry}&bytes={body_bytes}")
+        }
         Kind::Read | Kind::Replay => {
             format!("/floor/x?gets={}&bytes={body_bytes}", calls.round() as u64)
         }

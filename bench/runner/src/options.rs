@@ -3,7 +3,22 @@
 use anyhow::{bail, Context, Result};
 use petstore_e2e::stores::Backend;
 
+/// What the run measures.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Every operation beside its floor, per backend and catalogue size.
+    Tables,
+    /// Create throughput with `clients` clients, ours then the floor's.
+    Throughput,
+    /// List pages (calls and latency) while `clients` clients create.
+    Pages,
+    /// The same operation at the smallest and the largest catalogue size,
+    /// two deployments side by side.
+    Scale,
+}
+
 pub struct Options {
+    pub mode: Mode,
     pub backends: Vec<Backend>,
     pub pets: Vec<usize>,
     /// Seconds of alternating load per figure.
@@ -16,10 +31,25 @@ pub struct Options {
     /// How the `api_key` variable holds the key: `plain`, or `digest`
     /// (`sha256:<hex>`, as operators may keep it at rest).
     pub key_form: String,
+    /// Concurrent clients of the throughput and pages modes.
+    pub clients: usize,
+    /// A network round trip (ms) added to every call to DynamoDB Local.
+    pub dynamo_rtt_ms: f64,
 }
 
-const USAGE: &str = "--backends sqlite,redis --pets N,N --seconds S --connections C,C \
-                     --counted N --only NAME,NAME --key-form plain|digest";
+const USAGE: &str = "--mode tables|throughput|pages|scale --backends sqlite,redis,dynamo \
+                     --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
+                     --key-form plain|digest --clients N --dynamo-rtt-ms MS";
+
+fn mode(name: &str) -> Option<Mode> {
+    match name {
+        "tables" => Some(Mode::Tables),
+        "throughput" => Some(Mode::Throughput),
+        "pages" => Some(Mode::Pages),
+        "scale" => Some(Mode::Scale),
+        _ => None,
+    }
+}
 
 fn list<T>(value: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>> {
     value
@@ -34,6 +64,7 @@ fn backend(name: &str) -> Option<Backend> {
 
 pub fn parse() -> Result<Options> {
     let mut o = Options {
+        mode: Mode::Tables,
         backends: vec![Backend::Sqlite, Backend::Redis],
         pets: vec![1_000, 10_000, 100_000],
         seconds: 10.0,
@@ -41,6 +72,8 @@ pub fn parse() -> Result<Options> {
         counted: 100,
         only: Vec::new(),
         key_form: "plain".into(),
+        clients: 16,
+        dynamo_rtt_ms: 0.0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -48,7 +81,10 @@ pub fn parse() -> Result<Options> {
             .next()
             .with_context(|| format!("{arg} needs a value ({USAGE})"))?;
         match arg.as_str() {
+            "--mode" => o.mode = mode(&value).with_context(|| format!("--mode {value}"))?,
             "--backends" => o.backends = list(&value, backend)?,
+            "--clients" => o.clients = value.parse()?,
+            "--dynamo-rtt-ms" => o.dynamo_rtt_ms = value.parse()?,
             "--pets" => o.pets = list(&value, |v| v.parse().ok())?,
             "--seconds" => o.seconds = value.parse()?,
             "--connections" => o.connections = list(&value, |v| v.parse().ok())?,

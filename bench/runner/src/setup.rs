@@ -3,6 +3,8 @@
 //! and `spin up` serving `bench/spin.toml` — ours and the floor in one
 //! process, on that store.
 
+use std::time::Duration;
+
 use anyhow::Result;
 use petstore_e2e::client::KEY;
 use petstore_e2e::spin::SpinUp;
@@ -10,6 +12,8 @@ use petstore_e2e::stores::{Backend, Store};
 use petstore_e2e::workspace;
 use petstore_host::preload::one_sold_among;
 use sha2::{Digest, Sha256};
+
+use crate::latency;
 
 /// Builds the component and the floor (`cargo build --target wasm32-wasip1
 /// --release`); their core modules' sizes.
@@ -31,6 +35,14 @@ pub fn api_key(form: &str) -> String {
     }
 }
 
+/// How every deployment of a run is served.
+pub struct Serving {
+    /// The `api_key` variable.
+    pub api_key: String,
+    /// A round trip (ms) added to every call to DynamoDB Local (`latency`).
+    pub dynamo_rtt_ms: f64,
+}
+
 /// A catalogue served by real Spin, ours beside the floor.
 pub struct Deployment {
     pub store: Store,
@@ -38,7 +50,7 @@ pub struct Deployment {
 }
 
 impl Deployment {
-    pub fn new(backend: Backend, pets: usize, api_key: &str) -> Deployment {
+    pub fn new(backend: Backend, pets: usize, serving: &Serving) -> Deployment {
         let store = Store::new(backend);
         store.preload(pets, one_sold_among(pets));
         let floor_values: Vec<(String, Vec<u8>)> = (0..16)
@@ -49,12 +61,24 @@ impl Deployment {
             .engine()
             .load(&floor_values)
             .expect("seed the floor's keys");
-        let spin = store
+        let mut launch = store
             .launch()
             .manifest(&workspace().join("bench/spin.toml"))
-            .variable("api_key", api_key)
-            .start();
+            .variable("api_key", &serving.api_key);
+        if backend == Backend::Dynamo && serving.dynamo_rtt_ms > 0.0 {
+            let local = petstore_e2e::dynamo::local().endpoint.clone();
+            let one_way = Duration::from_secs_f64(serving.dynamo_rtt_ms / 2000.0);
+            let line = latency::start(local.trim_start_matches("http://"), one_way)
+                .expect("the delay line");
+            launch = launch.env("AWS_ENDPOINT_URL", &line);
+        }
+        let spin = launch.start();
         Deployment { store, spin }
+    }
+
+    /// `127.0.0.1:port` of the `spin up` serving it.
+    pub fn address(&self) -> String {
+        self.spin.api.base.trim_start_matches("http://").to_string()
     }
 
     /// The largest value in the store (a full index piece).
