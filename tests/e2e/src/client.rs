@@ -99,6 +99,8 @@ impl Api {
     pub fn with_timeout(base: String, timeout: Duration) -> Api {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            // A redirect is an answer to look at (`/` → `/docs`), not follow.
+            .max_redirects(0)
             .timeout_global(Some(timeout))
             .build()
             .into();

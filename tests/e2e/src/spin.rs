@@ -49,12 +49,19 @@ pub fn binary() -> &'static Path {
     })
 }
 
-/// The release component, built once per test run (`spin.toml` serves it
-/// from `target/wasm32-wasip1/release/`).
+/// The release components, built once per test run (`spin.toml` serves them
+/// from `target/wasm32-wasip1/release/`), and the reference page's viewer
+/// files, which `spin.toml` mounts (`scripts/build-reference viewer`).
 pub fn build_component() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
-        petstore_host::server::build_wasm(&workspace(), &["petstore"]).expect("build the component")
+        petstore_host::server::build_wasm(&workspace(), &["petstore", "petstore-reference"])
+            .expect("build the components");
+        let status = Command::new(workspace().join("scripts/build-reference"))
+            .arg("viewer")
+            .status()
+            .expect("run scripts/build-reference");
+        assert!(status.success(), "scripts/build-reference viewer failed");
     });
 }
 

@@ -20,6 +20,7 @@ pub fn load(workspace: &Path, api_key: &str) -> Result<Arc<Loaded>> {
         route_prefix: "/v1".into(),
         key_value_stores: vec!["default".into()],
         variables: HashMap::from([("api_key".to_string(), api_key.to_string())]),
+        not_served: Vec::new(),
     };
     Ok(Arc::new(Loaded::load(app)?))
 }

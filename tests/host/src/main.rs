@@ -85,6 +85,9 @@ fn main() -> Result<()> {
         bail!("--listen must be a loopback address: this is a test host");
     }
     let loaded = server::load_app(&manifest, &variables)?;
+    for (route, component) in &loaded.app.not_served {
+        eprintln!("petstore-host: {route} ({component}) is served by real Spin only");
+    }
     let kv = KvStore::open(backend, &location)?;
     kv.inject(&faults);
     kv.fail_next_swaps(cas_failures);

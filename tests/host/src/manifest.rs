@@ -2,6 +2,11 @@
 //! `spin up` resolves them: application variables from `--variable`,
 //! `SPIN_VARIABLE_<NAME>` or their default, required ones enforced, and the
 //! component's variables rendered from their `{{ name }}` templates.
+//!
+//! The host serves the API component only: the one component with a
+//! key-value store. The app's other components (the reference page at `/`
+//! and `/docs/...`) are listed in [`App::not_served`]; requests to their
+//! routes get the host's 404, and their suites run on real Spin only.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -45,7 +50,7 @@ struct RawComponent {
     variables: BTreeMap<String, String>,
 }
 
-/// The one HTTP component of the application, ready to serve.
+/// The API component of the application, ready to serve.
 #[derive(Debug, Clone)]
 pub struct App {
     pub component_id: String,
@@ -56,6 +61,8 @@ pub struct App {
     pub key_value_stores: Vec<String>,
     /// The component's variables, rendered.
     pub variables: HashMap<String, String>,
+    /// The routes of the app's other components, with their component.
+    pub not_served: Vec<(String, String)>,
 }
 
 /// Reads `spin.toml` and resolves variables from `provided` (name → value,
@@ -68,13 +75,18 @@ pub fn load(path: &Path, provided: &HashMap<String, String>) -> Result<App> {
     if raw.spin_manifest_version != 2 {
         bail!("only spin_manifest_version = 2 is supported");
     }
-    let [trigger] = raw.trigger.http.as_slice() else {
-        bail!("the test host serves exactly one HTTP trigger");
+    for trigger in &raw.trigger.http {
+        if !raw.component.contains_key(&trigger.component) {
+            bail!("trigger names unknown component '{}'", trigger.component);
+        }
+    }
+    let has_store = |t: &&RawHttpTrigger| !raw.component[&t.component].key_value_stores.is_empty();
+    let (api, others): (Vec<&RawHttpTrigger>, Vec<&RawHttpTrigger>) =
+        raw.trigger.http.iter().partition(has_store);
+    let [trigger] = api.as_slice() else {
+        bail!("the test host serves exactly one HTTP trigger with a key-value store");
     };
-    let component = raw
-        .component
-        .get(&trigger.component)
-        .ok_or_else(|| anyhow!("trigger names unknown component '{}'", trigger.component))?;
+    let component = &raw.component[&trigger.component];
     let mut app_vars = HashMap::new();
     for (name, var) in &raw.variables {
         let env = std::env::var(format!("SPIN_VARIABLE_{}", name.to_uppercase())).ok();
@@ -106,6 +118,10 @@ pub fn load(path: &Path, provided: &HashMap<String, String>) -> Result<App> {
         route_prefix: trigger.route.trim_end_matches("/...").to_string(),
         key_value_stores: component.key_value_stores.clone(),
         variables,
+        not_served: others
+            .iter()
+            .map(|t| (t.route.clone(), t.component.clone()))
+            .collect(),
     })
 }
 
@@ -155,5 +171,12 @@ mod tests {
         assert!(app
             .source
             .ends_with("target/wasm32-wasip1/release/petstore.wasm"));
+        assert_eq!(
+            app.not_served,
+            [
+                ("/".to_string(), "reference".to_string()),
+                ("/docs/...".to_string(), "reference".to_string())
+            ]
+        );
     }
 }

@@ -12,4 +12,5 @@ mod idempotency;
 mod instances;
 mod operations;
 mod outage;
+mod reference;
 mod walks;
