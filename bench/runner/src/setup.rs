@@ -18,7 +18,7 @@ use crate::latency;
 /// Builds the component and the floor (`cargo build --target wasm32-wasip1
 /// --release`); their core modules' sizes.
 pub fn build() -> Result<[(&'static str, u64); 2]> {
-    petstore_host::server::build_wasm(&workspace(), &["petstore", "petstore-floor"])?;
+    petstore_host::building::build_wasm(&workspace(), &["petstore", "petstore-floor"])?;
     let release = workspace().join("target/wasm32-wasip1/release");
     let size = |file: &str| std::fs::metadata(release.join(file)).map_or(0, |m| m.len());
     Ok([

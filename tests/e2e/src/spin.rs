@@ -55,7 +55,7 @@ pub fn binary() -> &'static Path {
 pub fn build_component() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
-        petstore_host::server::build_wasm(&workspace(), &["petstore", "petstore-reference"])
+        petstore_host::building::build_wasm(&workspace(), &["petstore", "petstore-reference"])
             .expect("build the components");
         let status = Command::new(workspace().join("scripts/build-reference"))
             .arg("viewer")

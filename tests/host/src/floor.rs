@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use crate::building::build_wasm;
+use crate::component::Loaded;
 use crate::manifest::App;
-use crate::server::{build_wasm, Loaded};
 
 /// Builds the floor (release, wasm32-wasip1) in `workspace` and loads it.
 pub fn load(workspace: &Path, api_key: &str) -> Result<Arc<Loaded>> {

@@ -10,8 +10,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
+use petstore_host::component;
 use petstore_host::kv::{Backend, Fault, KvStore, Location};
-use petstore_host::server::{self, Host, Output};
+use petstore_host::serve::{self, Host, Output};
 
 const USAGE: &str =
     "usage: petstore-host [--listen ADDR] [--manifest spin.toml] [--variable NAME=VALUE]...
@@ -84,7 +85,7 @@ fn main() -> Result<()> {
     if !listen.ip().is_loopback() {
         bail!("--listen must be a loopback address: this is a test host");
     }
-    let loaded = server::load_app(&manifest, &variables)?;
+    let loaded = component::load_app(&manifest, &variables)?;
     for (route, component) in &loaded.app.not_served {
         eprintln!("petstore-host: {route} ({component}) is served by real Spin only");
     }
@@ -92,7 +93,7 @@ fn main() -> Result<()> {
     kv.inject(&faults);
     kv.fail_next_swaps(cas_failures);
     let host = Host::new(loaded, kv, output);
-    let addr = server::spawn(host, listen, threads)?;
+    let addr = serve::spawn(host, listen, threads)?;
     eprintln!(
         "petstore-host: serving http://{addr}/v1 (key-value backend {})",
         backend.name()

@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use petstore_e2e::client::{Api, KEY, ROTATED_KEY};
 use petstore_e2e::workspace;
+use petstore_host::building::build_wasm;
+use petstore_host::component::{self, Loaded};
 use petstore_host::kv::{Backend, KvStore};
-use petstore_host::server::{self, Host, Loaded, Output};
+use petstore_host::serve::{self, Host, Output};
 
 /// The lease of keyed creates in these suites, shortened from 10 s so that
 /// retries after an abandoned create are quick.
@@ -22,12 +24,12 @@ pub fn loaded() -> Arc<Loaded> {
     static LOADED: OnceLock<Arc<Loaded>> = OnceLock::new();
     LOADED
         .get_or_init(|| {
-            server::build_wasm(&workspace(), &["petstore"]).expect("build the component");
+            build_wasm(&workspace(), &["petstore"]).expect("build the component");
             let variables = HashMap::from([
                 ("api_key".to_string(), format!("{KEY}, {ROTATED_KEY}")),
                 ("idempotency_lease_ms".to_string(), LEASE_MS.to_string()),
             ]);
-            server::load_app(&workspace().join("spin.toml"), &variables)
+            component::load_app(&workspace().join("spin.toml"), &variables)
                 .expect("load the component")
         })
         .clone()
@@ -68,7 +70,7 @@ pub fn serve_app(app: Arc<Loaded>, backend: Backend) -> Server {
     let kv = KvStore::new(backend).expect("open the key-value backend");
     let host = Host::new(app, kv, Output::Capture(log.clone()));
     let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let bound = server::spawn(host.clone(), addr, 2).expect("serve");
+    let bound = serve::spawn(host.clone(), addr, 2).expect("serve");
     Server {
         api: Api::new(format!("http://{bound}")),
         host,

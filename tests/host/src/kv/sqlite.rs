@@ -67,9 +67,9 @@ impl SqliteEngine {
     }
 }
 
+/// SQLite keeps its own state consistent; a panic while the lock was held
+/// leaves at worst an open transaction, which rusqlite rolls back on drop.
 fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
-    // SQLite keeps its own state consistent; a panic while the lock was held
-    // leaves at worst an open transaction, which rusqlite rolls back on drop.
     connection.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -104,7 +104,6 @@ fn temporary_file() -> Result<PathBuf> {
 fn store_error(e: rusqlite::Error) -> KvError {
     KvError::Store(e.to_string())
 }
-
 fn select(connection: &Connection, key: &str) -> KvResult<Option<Vec<u8>>> {
     connection
         .prepare_cached(SELECT)
@@ -318,12 +317,9 @@ mod tests {
         let mut b = db.cas_new("k").unwrap();
         assert_eq!(a.current().unwrap(), None);
         assert_eq!(b.current().unwrap(), None);
-        assert!(a.swap(b"A").unwrap());
-        assert!(
-            b.swap(b"B").unwrap(),
-            "the second first-writer is told it won"
-        );
-        assert_eq!(db.peek("k").unwrap(), b"B", "A's write is lost");
+        // Both first writers are told they won; A's write is lost.
+        assert!(a.swap(b"A").unwrap() && b.swap(b"B").unwrap());
+        assert_eq!(db.peek("k").unwrap(), b"B");
     }
 
     #[test]

@@ -1,0 +1,341 @@
+//! The store the host serves: an engine, exact counters of every call, and
+//! armed faults that fire at their call.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use anyhow::Result;
+
+use super::{
+    memory, Backend, Engine, EngineCas, Fault, KeyValue, KvError, KvResult, Location, Part,
+};
+
+/// The handle behind a guest's `atomics::cas` resource.
+pub struct Cas {
+    pub key: String,
+    inner: Box<dyn EngineCas>,
+}
+
+/// Exact counts of what the guest asked of the store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Every key-value call (get, set, delete, exists, list-keys, increment,
+    /// cas.new, cas.current, swap, and each batch call).
+    pub calls: u64,
+    /// Value bytes read and written.
+    pub bytes: u64,
+    pub gets: u64,
+    /// `set`, `delete` and the batch writes.
+    pub writes: u64,
+    pub increments: u64,
+    /// `cas.new`, `cas.current` and `swap`.
+    pub cas: u64,
+    /// `batch::get-many` (which fails every request on Spin's Redis).
+    pub get_many: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Write,
+    Increment,
+    Cas,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Normal,
+    Fail,
+    LoseReply,
+    Partial(Part),
+}
+
+#[derive(Debug, Default)]
+struct Control {
+    stats: Stats,
+    faults: Vec<Fault>,
+    /// Calls made since the faults were armed.
+    calls_since_arm: u64,
+    forced_cas_failures: u64,
+}
+
+/// The store the host serves: an engine, counters and armed faults.
+#[derive(Clone)]
+pub struct KvStore {
+    backend: Backend,
+    engine: Arc<dyn Engine>,
+    /// The same engine when it is the memory one (preloading dumps it).
+    memory: Option<memory::MemoryEngine>,
+    control: Arc<Mutex<Control>>,
+}
+
+impl KvStore {
+    /// A fresh store on `backend`: an empty memory store, a new temporary
+    /// SQLite file, or a `redis-server` of its own.
+    pub fn new(backend: Backend) -> Result<KvStore> {
+        KvStore::open(backend, &Location::default())
+    }
+
+    pub fn open(backend: Backend, location: &Location) -> Result<KvStore> {
+        let (engine, memory) = backend.open(location)?;
+        Ok(KvStore {
+            backend,
+            engine,
+            memory,
+            control: Arc::default(),
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Control> {
+        // Control holds only counters; a panic elsewhere cannot break them.
+        self.control.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Arms faults counted from the next call (replacing any armed ones).
+    pub fn inject(&self, faults: &[Fault]) {
+        let mut c = self.lock();
+        c.faults = faults.to_vec();
+        c.calls_since_arm = 0;
+    }
+
+    /// The next `k` swaps report `cas-failed` and write nothing.
+    pub fn fail_next_swaps(&self, k: u64) {
+        self.lock().forced_cas_failures = k;
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.lock().stats
+    }
+
+    pub fn reset_stats(&self) {
+        self.lock().stats = Stats::default();
+    }
+
+    pub fn largest_value(&self) -> usize {
+        self.engine.largest_value()
+    }
+
+    pub fn key_count(&self) -> usize {
+        self.engine.key_count()
+    }
+
+    /// Reads a value without counting it (tests and preloading checks).
+    pub fn peek(&self, key: &str) -> Option<Vec<u8>> {
+        self.engine.peek(key)
+    }
+
+    pub fn memory_engine(&self) -> Option<memory::MemoryEngine> {
+        self.memory.clone()
+    }
+
+    /// The engine itself, outside counting and faults (preloading).
+    pub fn engine(&self) -> &dyn Engine {
+        self.engine.as_ref()
+    }
+
+    /// Counts a call and decides its fate.
+    fn enter(&self, kind: Kind, bytes_out: usize) -> Outcome {
+        let mut c = self.lock();
+        c.stats.calls += 1;
+        c.stats.bytes += bytes_out as u64;
+        match kind {
+            Kind::Read => c.stats.gets += 1,
+            Kind::Write => c.stats.writes += 1,
+            Kind::Increment => c.stats.increments += 1,
+            Kind::Cas => c.stats.cas += 1,
+        }
+        c.calls_since_arm += 1;
+        let n = c.calls_since_arm;
+        let hit = c.faults.iter().position(
+            |f| matches!(f, Fault::Fail(m) | Fault::LoseReply(m) | Fault::Partial(m, _) if *m == n),
+        );
+        match hit.map(|i| c.faults.remove(i)) {
+            Some(Fault::Fail(_)) => Outcome::Fail,
+            Some(Fault::LoseReply(_)) => Outcome::LoseReply,
+            Some(Fault::Partial(_, part)) => Outcome::Partial(part),
+            None => Outcome::Normal,
+        }
+    }
+
+    fn count_read(&self, bytes: usize) {
+        self.lock().stats.bytes += bytes as u64;
+    }
+
+    /// Runs one call through counting and faults: a failed call never
+    /// reaches the engine; a lost reply does, and its answer is dropped.
+    fn call<T>(
+        &self,
+        kind: Kind,
+        bytes_out: usize,
+        run: impl FnOnce() -> KvResult<T>,
+    ) -> KvResult<T> {
+        match self.enter(kind, bytes_out) {
+            Outcome::Fail | Outcome::Partial(_) => Err(failed()),
+            Outcome::LoseReply => {
+                run()?;
+                Err(lost())
+            }
+            Outcome::Normal => run(),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> KvResult<Option<Vec<u8>>> {
+        self.call(Kind::Read, 0, || {
+            let value = self.engine.get(key)?;
+            self.count_read(value.as_ref().map_or(0, Vec::len));
+            Ok(value)
+        })
+    }
+
+    pub fn set(&self, key: &str, value: &[u8]) -> KvResult<()> {
+        self.call(Kind::Write, value.len(), || self.engine.set(key, value))
+    }
+
+    pub fn delete(&self, key: &str) -> KvResult<()> {
+        self.call(Kind::Write, 0, || self.engine.delete(key))
+    }
+
+    pub fn exists(&self, key: &str) -> KvResult<bool> {
+        self.call(Kind::Read, 0, || self.engine.exists(key))
+    }
+
+    pub fn list_keys(&self) -> KvResult<Vec<String>> {
+        self.call(Kind::Read, 0, || self.engine.list_keys())
+    }
+
+    /// Atomic add; an absent key counts as 0. The stored form is the engine's
+    /// (SQLite: 8 bytes little-endian; Redis: decimal text).
+    pub fn increment(&self, key: &str, delta: i64) -> KvResult<i64> {
+        self.call(Kind::Increment, 0, || self.engine.increment(key, delta))
+    }
+
+    pub fn cas_new(&self, key: &str) -> KvResult<Cas> {
+        self.call(Kind::Cas, 0, || {
+            Ok(Cas {
+                key: key.to_string(),
+                inner: self.engine.cas_new(key)?,
+            })
+        })
+    }
+
+    pub fn cas_current(&self, cas: &mut Cas) -> KvResult<Option<Vec<u8>>> {
+        self.call(Kind::Cas, 0, || {
+            let value = cas.inner.current()?;
+            self.count_read(value.as_ref().map_or(0, Vec::len));
+            Ok(value)
+        })
+    }
+
+    /// `Ok(true)`: swapped; `Ok(false)`: `cas-failed`; `Err`: store error.
+    pub fn swap(&self, cas: &mut Cas, value: &[u8]) -> KvResult<bool> {
+        self.call(Kind::Cas, value.len(), || {
+            {
+                let mut c = self.lock();
+                if c.forced_cas_failures > 0 {
+                    c.forced_cas_failures -= 1;
+                    return Ok(false);
+                }
+            }
+            cas.inner.swap(value)
+        })
+    }
+
+    /// `batch::get-many`: on Redis it fails the request, as Spin's does.
+    pub fn get_many(&self, keys: &[String]) -> KvResult<Vec<KeyValue>> {
+        self.lock().stats.get_many += 1;
+        self.call(Kind::Read, 0, || {
+            let values = self.engine.get_many(keys)?;
+            let read = values.iter().map(|(_, v)| v.as_ref().map_or(0, Vec::len));
+            self.count_read(read.sum());
+            Ok(values)
+        })
+    }
+
+    pub fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> KvResult<()> {
+        let bytes = pairs.iter().map(|(_, v)| v.len()).sum();
+        match self.enter(Kind::Write, bytes) {
+            Outcome::Fail => Err(failed()),
+            Outcome::LoseReply => {
+                self.engine.set_many(pairs)?;
+                Err(lost())
+            }
+            Outcome::Partial(part) => {
+                let one = match part {
+                    Part::First => pairs.first(),
+                    Part::Last => pairs.last(),
+                };
+                self.engine
+                    .set_many(one.map(std::slice::from_ref).unwrap_or_default())?;
+                Err(KvError::Store(
+                    "injected fault: the batch was applied only in part".into(),
+                ))
+            }
+            Outcome::Normal => self.engine.set_many(pairs),
+        }
+    }
+
+    pub fn delete_many(&self, keys: &[String]) -> KvResult<()> {
+        self.call(Kind::Write, 0, || self.engine.delete_many(keys))
+    }
+}
+
+fn failed() -> KvError {
+    KvError::Store("injected fault: the backend did not answer".into())
+}
+
+fn lost() -> KvError {
+    KvError::Store("injected fault: the reply was lost after the operation was applied".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_count_from_arming_and_a_lost_reply_is_applied() {
+        let kv = KvStore::new(Backend::Memory).unwrap();
+        kv.set("a", b"1").unwrap();
+        kv.inject(&[Fault::Fail(1), Fault::LoseReply(2)]);
+        assert!(kv.set("b", b"2").is_err());
+        assert_eq!(kv.peek("b"), None);
+        assert!(kv.set("c", b"3").is_err());
+        assert_eq!(kv.peek("c").unwrap(), b"3");
+        assert!(kv.set("d", b"4").is_ok());
+        let stats = kv.stats();
+        assert_eq!((stats.calls, stats.writes, stats.bytes), (4, 4, 4));
+    }
+
+    #[test]
+    fn a_partial_batch_applies_one_pair_in_either_order() {
+        let kv = KvStore::new(Backend::Memory).unwrap();
+        let pairs = [
+            ("x".to_string(), b"1".to_vec()),
+            ("y".to_string(), b"2".to_vec()),
+        ];
+        kv.inject(&["partial-first:1".parse().unwrap()]);
+        assert!(kv.set_many(&pairs).is_err());
+        assert_eq!((kv.peek("x"), kv.peek("y")), (Some(b"1".to_vec()), None));
+        let kv = KvStore::new(Backend::Memory).unwrap();
+        kv.inject(&["partial-last:1".parse().unwrap()]);
+        assert!(kv.set_many(&pairs).is_err());
+        assert_eq!((kv.peek("x"), kv.peek("y")), (None, Some(b"2".to_vec())));
+        assert_eq!("fail:3".parse::<Fault>(), Ok(Fault::Fail(3)));
+        assert!("partial:3".parse::<Fault>().is_err());
+    }
+
+    #[test]
+    fn forced_cas_failures_write_nothing() {
+        let kv = KvStore::new(Backend::Memory).unwrap();
+        kv.set("k", b"old").unwrap();
+        kv.fail_next_swaps(1);
+        let mut cas = kv.cas_new("k").unwrap();
+        assert_eq!(kv.cas_current(&mut cas).unwrap().unwrap(), b"old");
+        assert!(!kv.swap(&mut cas, b"new").unwrap());
+        assert_eq!(kv.peek("k").unwrap(), b"old");
+        assert!(kv.swap(&mut cas, b"new").unwrap());
+        assert_eq!(kv.peek("k").unwrap(), b"new");
+    }
+}
