@@ -11,7 +11,7 @@
 3. No header value leaves as bytes that are not UTF-8. Python's HTTP client
    sends a str header as Latin-1, so a character from U+0080 on becomes a
    byte that is not UTF-8, and Spin 4.0.2 answers such a request with a bare
-   500 before the component runs (README, "Errors"; tested once in
+   500 before the component runs (docs/decisions.md, "Errors"; tested once in
    tests/e2e/tests/on_spin/contract.rs). Each such character is replaced by
    a backslash, which is ASCII and, like the character it replaces, outside
    every pattern of the document: an invalid value stays invalid (a negative

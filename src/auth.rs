@@ -166,7 +166,7 @@ mod tests {
         }
     }
 
-    /// `printf %s k1 | sha256sum`, as the README shows.
+    /// `printf %s k1 | sha256sum`, as docs/operations.md shows.
     const K1_DIGEST: &str = "6ab9f1eb8f7d3388f4f9d586f66e99fd54080df2c446f0e58668b09c08a16dd0";
 
     #[test]

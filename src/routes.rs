@@ -239,7 +239,7 @@ fn page_response(request: &Request, query: &ListQuery, page: Page) -> Response {
     let mut response = Response::json_text(StatusCode::OK, pets_body(&page.pets));
     let keep: &[&str] = &["link"];
     if let Some(next) = page.next {
-        // Only the parameters the client used, plus the cursor (decisions.md).
+        // Only the parameters the client used, plus the cursor (docs/decisions.md).
         let mut params = Vec::new();
         if query.limit_given {
             params.push(format!("limit={}", query.limit));
@@ -257,7 +257,7 @@ fn page_response(request: &Request, query: &ListQuery, page: Page) -> Response {
     conditional::respond(request, response, LIST_CACHE, keep)
 }
 
-/// Checks in the order the README gives: 415, 413, then the
+/// Checks in the order docs/decisions.md gives: 415, 413, then the
 /// `Idempotency-Key` header and the body (400), then the key's record.
 fn create_pet<S: KvStore>(
     store: &S,

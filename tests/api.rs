@@ -1,4 +1,4 @@
-//! The contract (petstore-v1.md) and every rule of decisions.md, asserted on
+//! The contract (docs/contract.md) and every rule of docs/decisions.md, asserted on
 //! what a client sees: status, headers, body, and what is stored afterwards.
 
 mod common;

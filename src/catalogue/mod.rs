@@ -1,6 +1,6 @@
 //! The catalogue in the key-value store: how a pet is written, indexed and
 //! read, over any [`KvStore`]. The layout and why it is correct on every
-//! backend's quirks: README, "Key-value layout". One job per file:
+//! backend's quirks: docs/key-value-layout.md. One job per file:
 //!
 //! - [`keys`]: the key names, and the counter encodings of Spin's backends;
 //! - [`create`]: reserving an id and a position, and the commit;
@@ -9,7 +9,7 @@
 //! - [`list`]: a page's walk along a list, healing the pieces it reads.
 //!
 //! A create is two `increment`s and one `set-many` (one transaction, one
-//! `MSET`): it never touches the index. The pieces are a cache over data that
+//! `MSET`; on DynamoDB two `set`s): it never touches the index. The pieces are a cache over data that
 //! never changes (`pet`, `slot`): a reader takes what a piece holds, fills
 //! gaps from that truth, and writes the piece back, so a missing, stale or
 //! unreadable piece costs reads once and never changes an answer.

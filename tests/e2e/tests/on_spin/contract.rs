@@ -219,7 +219,7 @@ fn paths_outside_v1_are_spins_own_404_and_never_reach_the_component() {
 }
 
 /// Spin 4.0.2 answers a bare 500 to a request with a header value that is
-/// not UTF-8, before the component runs (the facts file; README, errors).
+/// not UTF-8, before the component runs (docs/spin-platform.md; docs/decisions.md, "Errors").
 #[test]
 fn a_header_that_is_not_utf8_is_spins_bare_500_before_the_component() {
     let store = Store::new(Backend::Sqlite);

@@ -1,4 +1,4 @@
-//! A Redis outage on real Spin 4.0.2 (the facts file, "Redis outage"): a
+//! A Redis outage on real Spin 4.0.2 (docs/spin-platform.md, "A Redis outage"): a
 //! request that reaches the store while Redis is down hangs, and from then
 //! on every store call of that Spin process hangs, also after Redis is back.
 //! The deploy recipes' liveness probe (`GET /v1/health` with a timeout) is
@@ -54,7 +54,7 @@ fn after_a_redis_outage_the_instance_stays_wedged_and_a_new_one_answers() {
     let after = health(&probe);
     assert!(
         after.is_err(),
-        "Spin recovered after the outage (the facts file says it does not): {after:?}"
+        "Spin recovered after the outage (docs/spin-platform.md says it does not): {after:?}"
     );
     assert!(started.elapsed() >= timeout);
 

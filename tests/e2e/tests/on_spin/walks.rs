@@ -1,6 +1,6 @@
 //! Walks of the `next` links while creates run beside them, on each backend:
 //! every pet committed before a walk began appears in it exactly once, and
-//! no pet twice (decisions.md, "Walk semantics").
+//! no pet twice (docs/decisions.md, "Walks").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};

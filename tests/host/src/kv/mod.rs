@@ -4,7 +4,7 @@
 //! - [`Backend::Sqlite`] and [`Backend::Redis`] re-implement Spin 4.0.2's
 //!   backends on the real engines (a SQLite file, a `redis-server`), issuing
 //!   the same statements and commands per call as Spin does, so every quirk in
-//!   `shared/spec/spin-platform-facts.md` arises from the engine itself.
+//!   `docs/spin-platform.md` arises from the engine itself.
 //! - [`Backend::Dynamo`] re-implements Spin's AWS DynamoDB backend over
 //!   DynamoDB's API (AWS DynamoDB Local in tests), request for request.
 //! - [`Backend::Memory`] is an ideal in-memory store for quick runs.
