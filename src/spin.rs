@@ -118,7 +118,7 @@ fn send(outparam: ResponseOutparam, response: &Response) -> Result<(), String> {
         .iter()
         .map(|(name, value)| (name.to_string(), value.as_bytes().to_vec()))
         .collect();
-    send::whole(outparam, response.status.as_u16(), headers, &response.body)
+    send::deliver(outparam, response.status.as_u16(), headers, &response.body)
 }
 
 /// Spin's `default` key-value store, opened on first use (a request that

@@ -35,9 +35,5 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
         .map(|(name, value)| (name.to_string(), value.into_bytes()))
         .collect();
     // The client is gone if this fails: nothing is left to tell it.
-    let _ = if reply.body.len() > send::WHOLE_MAX {
-        send::streamed(outparam, reply.status, headers, &reply.body)
-    } else {
-        send::whole(outparam, reply.status, headers, &reply.body)
-    };
+    let _ = send::deliver(outparam, reply.status, headers, &reply.body);
 }

@@ -1,46 +1,40 @@
-//! Writes a whole response before handing it to Spin. Shared, as a file, with
-//! the benchmarks' floor component (`bench/floor`), so both deliver responses
-//! the same way and the floor isolates everything else, and with the
-//! reference page's component (`reference`), which also streams large files.
+//! Delivers a response to Spin: whole, before handing it over, unless it is
+//! too large. Shared, as a file, with the benchmarks' floor component
+//! (`bench/floor`), so both deliver responses the same way and the floor
+//! isolates everything else, and with the reference page's component.
 
 use spin_sdk::http::{Fields, OutgoingBody, OutgoingResponse, ResponseOutparam};
 
-/// Writes the whole response — head, `content-length`, body, finish — and
-/// only then sets the outparam: Spin then sends it in one go, without the
-/// 40 ms delayed-ACK stall a head-first response suffers on keep-alive.
-pub fn whole(
+/// Past this many bytes a body is handed to Spin before it is written: until
+/// Spin has the response nothing drains the body's buffer, and on Spin 4.0.2
+/// a body of 1.7 MB written first blocks forever (458 KB went through). The
+/// API's largest body, a page of 100 of the longest pets, is about 130 KB;
+/// only the reference page's viewer bundle is larger.
+const WHOLE_MAX: usize = 256 * 1024;
+
+/// Sends a response. Up to [`WHOLE_MAX`], whole — head, `content-length`,
+/// body, finish — and only then sets the outparam: Spin then sends it in one
+/// go, without the 40 ms delayed-ACK stall a head-first response suffers on
+/// keep-alive. A larger body is streamed after the head.
+pub fn deliver(
     outparam: ResponseOutparam,
     status: u16,
     headers: Vec<(String, Vec<u8>)>,
     body_bytes: &[u8],
 ) -> Result<(), String> {
     let (outgoing, body) = head(status, headers, body_bytes.len())?;
-    write(&body, body_bytes)?;
-    OutgoingBody::finish(body, None).map_err(|e| format!("finish: {e:?}"))?;
+    if body_bytes.len() > WHOLE_MAX {
+        outparam.set(outgoing);
+        return write_all(body, body_bytes);
+    }
+    write_all(body, body_bytes)?;
     outparam.set(outgoing);
     Ok(())
 }
 
-/// Past this many bytes a body must be handed to Spin before it is written
-/// ([`streamed`]): until Spin has the response nothing drains the body's
-/// buffer, and on Spin 4.0.2 a body of 1.7 MB written first blocks forever
-/// (458 KB went through). The API's largest body, a page of 100 of the
-/// longest pets, is about 130 KB.
-#[allow(dead_code)] // Only the reference page sends such bodies.
-pub const WHOLE_MAX: usize = 256 * 1024;
-
-/// Sets the outparam with the head, then streams the body: for a body over
-/// [`WHOLE_MAX`] (the reference page's viewer bundle).
-#[allow(dead_code)] // Only the reference page sends such bodies.
-pub fn streamed(
-    outparam: ResponseOutparam,
-    status: u16,
-    headers: Vec<(String, Vec<u8>)>,
-    body_bytes: &[u8],
-) -> Result<(), String> {
-    let (outgoing, body) = head(status, headers, body_bytes.len())?;
-    outparam.set(outgoing);
-    write(&body, body_bytes)?;
+/// Writes the body and finishes it.
+fn write_all(body: OutgoingBody, bytes: &[u8]) -> Result<(), String> {
+    write(&body, bytes)?;
     OutgoingBody::finish(body, None).map_err(|e| format!("finish: {e:?}"))
 }
 

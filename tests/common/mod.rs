@@ -1,5 +1,7 @@
 //! A native test client: requests go through the core's `routes::handle`
 //! exactly as the Spin layer sends them, over an in-memory store.
+// Each test file includes this module and uses part of it; unused helpers
+// would otherwise warn in every file that does not need them.
 #![allow(dead_code)]
 
 use std::cell::{Cell, RefCell};

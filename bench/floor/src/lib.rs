@@ -118,5 +118,5 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
     let status = run(&plan).unwrap_or(503);
     println!("GET /v1/floor {status} key-configured={configured}");
     let headers = vec![("content-type".to_string(), b"application/json".to_vec())];
-    let _ = send::whole(outparam, status, headers, &vec![b' '; plan.bytes]);
+    let _ = send::deliver(outparam, status, headers, &vec![b' '; plan.bytes]);
 }

@@ -1,9 +1,31 @@
 //! What is measured: each operation of the API on a preloaded catalogue,
 //! and the floor's request that does the same key-value work.
 
+use petstore_e2e::client::KEY;
 use petstore_e2e::stores::Backend;
 
+use crate::load;
+
 pub const CREATE_BODY: &str = r#"{"name":"Bench","categoryId":3,"status":"pending"}"#;
+/// A createPet of [`CREATE_BODY`] with the API key, as bytes on the wire,
+/// expecting 201.
+pub fn create_request() -> load::Request {
+    let auth = format!("Bearer {KEY}");
+    load::Request {
+        fixed: load::raw(
+            "POST",
+            "/v1/pets",
+            &[
+                ("authorization", &auth),
+                ("content-type", "application/json"),
+            ],
+            CREATE_BODY,
+        ),
+        fresh: None,
+        expect: 201,
+    }
+}
+
 /// The one key of the replay benchmark.
 pub const REPLAYED_KEY: &str = "bench-replayed";
 

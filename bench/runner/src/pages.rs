@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
-use petstore_e2e::client::{Api, KEY};
+use petstore_e2e::client::Api;
 
 use crate::load;
-use crate::operations::CREATE_BODY;
+use crate::operations::create_request;
 use crate::options::Options;
 use crate::setup::{Deployment, Serving};
 
@@ -123,20 +123,7 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
     for &backend in &o.backends {
         let d = Deployment::new(backend, pets, serving);
         let addr = d.address();
-        let auth = format!("Bearer {KEY}");
-        let create = load::Request {
-            fixed: load::raw(
-                "POST",
-                "/v1/pets",
-                &[
-                    ("authorization", &auth),
-                    ("content-type", "application/json"),
-                ],
-                CREATE_BODY,
-            ),
-            fresh: None,
-            expect: 201,
-        };
+        let create = create_request();
         let deadline = Instant::now() + Duration::from_secs_f64(o.seconds);
         let api = d.spin.api.clone();
         let (creates, reads) = std::thread::scope(|scope| {

@@ -4,10 +4,9 @@
 //! retried under the same policy as ours — so both meet the same machine.
 
 use anyhow::Result;
-use petstore_e2e::client::KEY;
 
 use crate::load::{self, Run};
-use crate::operations::CREATE_BODY;
+use crate::operations::create_request;
 use crate::options::Options;
 use crate::setup::{Deployment, Serving};
 
@@ -25,20 +24,7 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
     for &backend in &o.backends {
         let d = Deployment::new(backend, pets, serving);
         let addr = d.address();
-        let auth = format!("Bearer {KEY}");
-        let ours = load::Request {
-            fixed: load::raw(
-                "POST",
-                "/v1/pets",
-                &[
-                    ("authorization", &auth),
-                    ("content-type", "application/json"),
-                ],
-                CREATE_BODY,
-            ),
-            fresh: None,
-            expect: 201,
-        };
+        let ours = create_request();
         let floor = load::Request {
             fixed: load::raw("GET", "/floor/x?increment=1&retry=1", &[], ""),
             fresh: None,

@@ -108,7 +108,7 @@ impl Api {
     }
 
     /// Sends any request; `auth` is the bearer key (None: no header). Panics
-    /// if no answer comes (see [`Api::try_send`]).
+    /// if no answer comes (see [`Api::try_get_public`]).
     pub fn send(
         &self,
         method: &str,
@@ -117,19 +117,6 @@ impl Api {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> Reply {
-        self.try_send(method, path, auth, headers, body)
-            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
-    }
-
-    /// Sends any request; an error when no answer came in time.
-    pub fn try_send(
-        &self,
-        method: &str,
-        path: &str,
-        auth: Option<&str>,
-        headers: &[(&str, &str)],
-        body: Option<&[u8]>,
-    ) -> Result<Reply, ureq::Error> {
         let mut builder = http::Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base));
@@ -142,6 +129,20 @@ impl Api {
         let request = builder
             .body(body.map(<[u8]>::to_vec).unwrap_or_default())
             .expect("a valid request");
+        self.exchange(request)
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+    }
+
+    /// `GET` without a key; an error when no answer came in time (a wedged
+    /// instance, say).
+    pub fn try_get_public(&self, path: &str) -> Result<Reply, ureq::Error> {
+        let request = http::Request::get(format!("{}{path}", self.base))
+            .body(Vec::new())
+            .expect("a valid request");
+        self.exchange(request)
+    }
+
+    fn exchange(&self, request: http::Request<Vec<u8>>) -> Result<Reply, ureq::Error> {
         let mut response = self.agent.run(request)?;
         let headers = response
             .headers()
@@ -187,6 +188,22 @@ impl Api {
         let id = r.created_id();
         assert_eq!(r.json()["status"], status);
         id
+    }
+
+    /// The ids of the pets named `name`: in the unfiltered walk, and in the
+    /// walk of `status`.
+    pub fn named(&self, name: &str, status: &str) -> (Vec<i64>, Vec<i64>) {
+        let of = |path: &str| {
+            self.walk_pets(path)
+                .into_iter()
+                .filter(|p| p["name"] == name)
+                .map(|p| p["id"].as_i64().expect("an id"))
+                .collect::<Vec<_>>()
+        };
+        (
+            of("/v1/pets?limit=100"),
+            of(&format!("/v1/pets?limit=100&status={status}")),
+        )
     }
 
     /// Follows `Link: rel="next"` from `path`; the pets in walk order.
@@ -288,4 +305,16 @@ impl Api {
 /// A createPet body (category 2).
 pub fn pet_body(name: &str, status: &str) -> String {
     format!(r#"{{"name":"{name}","categoryId":2,"status":"{status}"}}"#)
+}
+
+/// The ids the client threads created, each at most once: joins them all
+/// and fails on an id handed out twice.
+pub fn distinct_ids(clients: Vec<std::thread::JoinHandle<Vec<i64>>>) -> BTreeSet<i64> {
+    let ids: Vec<i64> = clients
+        .into_iter()
+        .flat_map(|h| h.join().expect("client thread"))
+        .collect();
+    let distinct: BTreeSet<i64> = ids.iter().copied().collect();
+    assert_eq!(distinct.len(), ids.len(), "duplicate ids");
+    distinct
 }

@@ -6,11 +6,12 @@
 //! line operators copy is the line the tests run.
 
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+use petstore_host::helpers::silent_and_bound;
 
 use crate::workspace;
 
@@ -67,18 +68,8 @@ fn start() -> DynamoLocal {
             .arg("-jar")
             .arg(dir.join("DynamoDBLocal.jar"))
             .args(["-inMemory", "-sharedDb", "-port", &port.to_string()])
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: prctl is async-signal-safe and allocates nothing.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-        let child = command.spawn();
+            .current_dir(&dir);
+        let child = silent_and_bound(&mut command).spawn();
         let _ = started.send(child.map(drop).map_err(|e| e.to_string()));
         loop {
             std::thread::park();

@@ -5,6 +5,7 @@
 pub mod building;
 pub mod component;
 pub mod floor;
+pub mod helpers;
 pub mod interfaces;
 pub mod kv;
 pub mod manifest;

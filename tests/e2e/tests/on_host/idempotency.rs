@@ -13,21 +13,6 @@ use crate::support::{loaded, serve, serve_app, Server, BACKENDS, LEASE_MS};
 
 const REX: &str = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
 
-/// The ids of pets named `name` in the unfiltered walk and in `status`'s.
-fn named(api: &Api, name: &str, status: &str) -> (Vec<i64>, Vec<i64>) {
-    let of = |path: &str| {
-        api.walk_pets(path)
-            .into_iter()
-            .filter(|p| p["name"] == name)
-            .map(|p| p["id"].as_i64().unwrap())
-            .collect::<Vec<_>>()
-    };
-    (
-        of("/v1/pets?limit=100"),
-        of(&format!("/v1/pets?limit=100&status={status}")),
-    )
-}
-
 /// Key-value calls a keyed create with a new key makes on this backend.
 fn calls_of_a_keyed_create(server: &Server) -> u64 {
     let before = server.kv().stats().calls;
@@ -85,10 +70,7 @@ fn a_create_whose_commit_failed_is_409_until_its_lease_ends_then_a_retry_finishe
         let finished = server.api.post_keyed("k", REX);
         let id = finished.created_id();
         assert_eq!(finished.header("idempotent-replayed"), None);
-        assert_eq!(
-            named(&server.api, "Rex", "sold"),
-            (vec![1, id], vec![1, id])
-        );
+        assert_eq!(server.api.named("Rex", "sold"), (vec![1, id], vec![1, id]));
         let replay = server.api.post_keyed("k", REX);
         assert_eq!(replay.header("idempotent-replayed"), Some("true"));
         assert_eq!(replay.body, finished.body);
@@ -125,7 +107,7 @@ fn a_fault_at_every_call_of_a_keyed_create_then_retries_make_exactly_one_pet() {
                     assert_eq!(first.body, retried.body, "{context}");
                 }
                 assert_eq!(
-                    named(&server.api, &name, "pending"),
+                    server.api.named(&name, "pending"),
                     (vec![id], vec![id]),
                     "{context}"
                 );

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use petstore_e2e::client::distinct_ids;
 use petstore_host::kv::Backend;
 
 use crate::support::{serve, Server};
@@ -26,13 +27,22 @@ fn creates_at_once(server: &Arc<Server>, total: usize) -> BTreeSet<i64> {
             })
         })
         .collect();
-    let ids: Vec<i64> = handles
-        .into_iter()
-        .flat_map(|h| h.join().expect("client thread"))
-        .collect();
-    let distinct: BTreeSet<i64> = ids.iter().copied().collect();
-    assert_eq!(distinct.len(), total, "duplicate ids");
-    distinct
+    distinct_ids(handles)
+}
+
+/// Creates without an Idempotency-Key, and the readers that build index
+/// pieces, never compare-and-swap: 200 racing creates on an empty catalogue
+/// lose nothing and list nothing twice, each pet in its status's walk.
+fn unkeyed_creates_never_compare_and_swap(server: &Arc<Server>) {
+    let kv = server.kv();
+    kv.reset_stats();
+    let ids = creates_at_once(server, 200);
+    server.api.assert_consistent(&ids, 1);
+    assert_eq!(
+        kv.stats().cas,
+        0,
+        "no compare-and-swap in an unkeyed create"
+    );
 }
 
 #[test]
@@ -46,19 +56,10 @@ fn sqlite_absent_key_cas_loses_one_of_two_first_writers_and_the_component_never_
     assert!(kv.swap(&mut a, b"A").unwrap(), "A is told it swapped");
     assert!(kv.swap(&mut b, b"B").unwrap(), "B is told it swapped");
     assert_eq!(kv.peek("probe").unwrap(), b"B", "A's write is lost");
-    // Creates without an Idempotency-Key and the readers that build index
-    // pieces never compare-and-swap: they race on an empty catalogue, and
-    // nothing is lost or listed twice. (A keyed create's one compare-and-swap
-    // is on a key that `increment` created, never an absent one:
-    // tests/idempotency.rs runs it under this quirk.)
-    kv.reset_stats();
-    let ids = creates_at_once(&server, 200);
-    server.api.assert_consistent(&ids, 1);
-    assert_eq!(
-        kv.stats().cas,
-        0,
-        "no compare-and-swap in an unkeyed create"
-    );
+    // A keyed create's one compare-and-swap is on a key that `increment`
+    // created, never an absent one: tests/idempotency.rs runs it under this
+    // quirk.
+    unkeyed_creates_never_compare_and_swap(&server);
 }
 
 #[test]
@@ -70,17 +71,9 @@ fn redis_swap_writes_and_reports_failure_and_the_component_appends_each_pet_once
     assert_eq!(kv.cas_current(&mut cas).unwrap().unwrap(), b"old");
     assert!(!kv.swap(&mut cas, b"new").unwrap(), "reported cas-failed");
     assert_eq!(kv.peek("probe").unwrap(), b"new", "yet written");
-    // Unkeyed creates never meet it: no compare-and-swap, so no lying swap
-    // to retry and no connection per swap; each pet listed once. (A keyed
-    // create's claim reads the outcome back: tests/idempotency.rs.)
-    kv.reset_stats();
-    let ids = creates_at_once(&server, 200);
-    server.api.assert_consistent(&ids, 1);
-    assert_eq!(
-        kv.stats().cas,
-        0,
-        "no compare-and-swap in an unkeyed create"
-    );
+    // No lying swap to retry and no connection per swap. A keyed create's
+    // claim reads the outcome back: tests/idempotency.rs.
+    unkeyed_creates_never_compare_and_swap(&server);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use petstore::model::PetStatus;
-use petstore_e2e::client::{pet_body, Api, STATUSES};
+use petstore_e2e::client::{distinct_ids, pet_body, Api, STATUSES};
 use petstore_e2e::stores::{Backend, Store};
 
 /// `total` creates from `clients` threads at once; the ids of the 201s.
@@ -30,13 +30,7 @@ pub fn create_in_parallel(apis: &[Api], clients: usize, total: usize) -> BTreeSe
             })
         })
         .collect();
-    let ids: Vec<i64> = handles
-        .into_iter()
-        .flat_map(|h| h.join().expect("client thread"))
-        .collect();
-    let distinct: BTreeSet<i64> = ids.iter().copied().collect();
-    assert_eq!(distinct.len(), ids.len(), "duplicate ids");
-    distinct
+    distinct_ids(handles)
 }
 
 pub fn status_of(n: usize) -> PetStatus {

@@ -18,21 +18,6 @@ use petstore_host::preload::CoreView;
 
 const REX: &str = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
 
-/// The ids of pets named `name` in the unfiltered walk and in `status`'s.
-fn named(api: &Api, name: &str, status: &str) -> (Vec<i64>, Vec<i64>) {
-    let of = |path: &str| {
-        api.walk_pets(path)
-            .into_iter()
-            .filter(|p| p["name"] == name)
-            .map(|p| p["id"].as_i64().unwrap())
-            .collect::<Vec<_>>()
-    };
-    (
-        of("/v1/pets?limit=100"),
-        of(&format!("/v1/pets?limit=100&status={status}")),
-    )
-}
-
 #[test]
 fn replays_reuse_and_validation() {
     for backend in Backend::ALL {
@@ -67,7 +52,7 @@ fn replays_reuse_and_validation() {
             keys,
             "{backend:?}: nothing stored"
         );
-        assert_eq!(named(s, "Rex", "sold"), (vec![id], vec![id]));
+        assert_eq!(s.named("Rex", "sold"), (vec![id], vec![id]));
         // The store holds the key's digest, never the key.
         let record = IdempotencyKey::parse(b"order-1").unwrap().record_key();
         assert!(store.direct().peek(&record).is_some(), "{record}");
@@ -111,7 +96,7 @@ fn sixteen_clients_with_one_key_make_one_pet() {
         let replay = spin.api.post_keyed("same", REX);
         assert_eq!(replay.created_id(), id);
         assert_eq!(replay.header("idempotent-replayed"), Some("true"));
-        assert_eq!(named(&spin.api, "Rex", "sold"), (vec![id], vec![id]));
+        assert_eq!(spin.api.named("Rex", "sold"), (vec![id], vec![id]));
     }
 }
 
@@ -172,7 +157,7 @@ fn a_create_stopped_after_its_claim_is_409_until_its_lease_ends_then_the_retry_f
         let before = s.create("before", "sold");
         let id = seed_stopped_create(&store, "stopped", REX);
         // Not yet a pet: a hole in the lists, and no getPet.
-        assert_eq!(named(s, "Rex", "sold"), (vec![], vec![]));
+        assert_eq!(s.named("Rex", "sold"), (vec![], vec![]));
         s.get(&format!("/v1/pets/{id}"))
             .assert_error(404, "not_found");
         let busy = s.post_keyed("stopped", REX);
@@ -193,7 +178,7 @@ fn a_create_stopped_after_its_claim_is_409_until_its_lease_ends_then_the_retry_f
         let replay = s.post_keyed("stopped", REX);
         assert_eq!(replay.header("idempotent-replayed"), Some("true"));
         assert_eq!(replay.body, finished.body);
-        assert_eq!(named(s, "Rex", "sold"), (vec![id], vec![id]));
+        assert_eq!(s.named("Rex", "sold"), (vec![id], vec![id]));
         s.assert_consistent(&BTreeSet::from([before, id]), 1);
     }
 }

@@ -11,8 +11,7 @@
 //! one multiplexed connection: one round trip per call.
 
 use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -20,6 +19,7 @@ use anyhow::{bail, Context, Result};
 use redis::{Client, Connection, Value};
 
 use super::{Engine, EngineCas, KeyValue, KvError, KvResult};
+use crate::helpers::silent_and_bound;
 
 pub struct RedisEngine {
     client: Client,
@@ -235,17 +235,8 @@ impl RedisServer {
         let mut command = Command::new(&binary);
         command
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: prctl is async-signal-safe; no allocation after fork.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+            .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"]);
+        silent_and_bound(&mut command);
         let child = command.spawn().with_context(|| {
             format!("starting {binary} (install it: apt-get install redis-server)")
         })?;
