@@ -1,4 +1,4 @@
-//! The key-value store behind `wasi:keyvalue`: one of three engines, with
+//! The key-value store behind `wasi:keyvalue`: one of four engines, with
 //! fault injection and exact counters on top.
 //!
 //! - [`Backend::Sqlite`] and [`Backend::Redis`] re-implement Spin 4.0.2's
