@@ -393,7 +393,7 @@ fn a_repair_whose_write_fails_leaves_the_work_to_the_next_reader_only() {
 
 #[test]
 fn a_reader_racing_a_create_loses_nothing() {
-    // A reader rebuilds piece ix:all:0 while a create commits pet 3: the
+    // A reader rebuilds piece ix2:all:0 while a create commits pet 3: the
     // piece it writes lacks pet 3, which the next reader finds in the truth.
     let store = MemStore::default();
     let api = Api::on(store.clone());
