@@ -14,7 +14,7 @@ use std::cell::OnceCell;
 use std::fmt;
 
 use crate::auth::ApiKeys;
-use crate::catalogue::create::Batches;
+use crate::catalogue::Batches;
 use crate::cors::CorsOrigins;
 use crate::idempotency;
 use crate::platform::Platform;

@@ -14,9 +14,8 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::catalogue::create::Batches;
 use crate::catalogue::{
-    decode_counter, encode_counter_like, encode_pet, Catalogue, Pending, PetRecord,
+    decode_counter, encode_counter_like, encode_pet, Batches, Catalogue, Pending, PetRecord,
 };
 use crate::errors::ApiError;
 use crate::model::{NewPet, Pet};

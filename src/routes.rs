@@ -3,7 +3,7 @@
 
 use http::{Method, StatusCode};
 
-use crate::catalogue::create::Batches;
+use crate::catalogue::Batches;
 use crate::catalogue::{Catalogue, Page, ID_COUNTER};
 use crate::conditional::{self, LIST_CACHE, PET_CACHE};
 use crate::config::{Config, Misconfiguration, KEY_VALUE_BACKEND};

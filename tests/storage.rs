@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{assert_error, attempts, every_attempt, json, Api};
-use petstore::catalogue::create::Batches;
+use petstore::catalogue::Batches;
 use petstore::catalogue::{Catalogue, PIECE_LEN};
 use petstore::model::{NewPet, PetStatus};
 use petstore::routes::Handled;

@@ -20,7 +20,7 @@ pub mod list;
 pub mod pending;
 pub mod piece;
 
-pub use create::Reserved;
+pub use create::{Batches, Reserved};
 pub use keys::{decode_counter, encode_counter_like, FALLBACK_BUDGET, ID_COUNTER, PIECE_LEN};
 pub use list::{Listed, Page};
 pub use pending::Pending;

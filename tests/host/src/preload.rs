@@ -5,7 +5,7 @@
 //! through the engine's own `increment` so each is in its backend's
 //! encoding — fast enough for 100,000 pets on any backend.
 
-use petstore::catalogue::create::Batches;
+use petstore::catalogue::Batches;
 use petstore::catalogue::Catalogue;
 use petstore::model::{ListName, NewPet, PetStatus};
 use petstore::store::{KvStore as CoreKv, StoreError, SwapReport};

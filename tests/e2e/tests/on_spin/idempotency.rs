@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use petstore::catalogue::create::Batches;
+use petstore::catalogue::Batches;
 use petstore::catalogue::{encode_pet, Catalogue, Pending};
 use petstore::idempotency::IdempotencyKey;
 use petstore::model::NewPet;
