@@ -57,16 +57,17 @@ def commands(block):
 
 
 def rewrite(text, port, host_port):
-    lines, out, i, ran = text.split("\n"), [], 0, 0
+    lines, out, i, ran, marked = text.split("\n"), [], 0, 0, False
     while i < len(lines):
         line = lines[i]
         out.append(line)
         i += 1
         if line.strip() != "```console":
+            # The mark applies to the block right after it (blank lines aside).
+            marked = line.strip() == HOST_MARK or (marked and not line.strip())
             continue
         end = lines.index("```", i)
-        before = [l for l in out[:-1] if l.strip()]
-        target = host_port if before and before[-1].strip() == HOST_MARK else port
+        target = host_port if marked else port
         block, quiet = [], True
         for command in commands(lines[i:end]):
             result = run(command[2:], target)
@@ -76,7 +77,7 @@ def rewrite(text, port, host_port):
             ran += 1
         out.append("\n".join(block))
         out.append("```")
-        i = end + 1
+        i, marked = end + 1, False
     return "\n".join(out), ran
 
 
