@@ -14,7 +14,7 @@ use std::cell::OnceCell;
 use std::fmt;
 
 use crate::auth::ApiKeys;
-use crate::catalogue::Batches;
+use crate::catalogue::{Batches, Reads};
 use crate::cors::CorsOrigins;
 use crate::idempotency;
 use crate::platform::Platform;
@@ -69,6 +69,16 @@ impl KvBackend {
         match self {
             KvBackend::Spin | KvBackend::Redis => Batches::Atomic,
             KvBackend::AwsDynamo | KvBackend::AzureCosmos => Batches::Unordered,
+        }
+    }
+
+    /// How a page reads: in batches (`get-many`) only where it works and a
+    /// call is a round trip to a remote store, DynamoDB. Never on Redis
+    /// (Spin's `get-many` there fails the request); Cosmos DB's is untried.
+    pub fn reads(self) -> Reads {
+        match self {
+            KvBackend::AwsDynamo => Reads::Batched,
+            KvBackend::Spin | KvBackend::Redis | KvBackend::AzureCosmos => Reads::OneByOne,
         }
     }
 

@@ -171,7 +171,7 @@ fn respond<S: KvStore>(
             deprecated: true,
             ..get_pet(&catalogue, request, id).into()
         },
-        (Route::Pets, &Method::GET) => list_pets(&catalogue, request),
+        (Route::Pets, &Method::GET) => list_pets(&catalogue, request, config),
         (Route::Pets, &Method::POST) => create_pet(store, request, config, platform).into(),
         (Route::Unknown, _) => Err(ApiError::NotFound("no such resource".into())).into(),
         (route, _) => {
@@ -216,13 +216,17 @@ fn authenticate(request: &Request, config: &Config) -> Result<(), ApiError> {
     config.api_keys()?.authenticate(request)
 }
 
-fn list_pets<S: KvStore>(catalogue: &Catalogue<S>, request: &Request) -> Answer {
+fn list_pets<S: KvStore>(catalogue: &Catalogue<S>, request: &Request, config: &Config) -> Answer {
     let query = match ListQuery::parse(request.query.as_deref()) {
         Ok(query) => query,
         Err(e) => return Err(e).into(),
     };
+    let reads = match config.key_value_backend() {
+        Ok(backend) => backend.reads(),
+        Err(e) => return Err(e.into()).into(),
+    };
     let from = query.cursor.map_or(1, |c| c.position);
-    match catalogue.list(query.list(), from, query.limit) {
+    match catalogue.list(query.list(), from, query.limit, reads) {
         Ok(mut page) => {
             let notes = std::mem::take(&mut page.notes);
             Answer {

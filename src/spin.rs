@@ -160,6 +160,16 @@ impl KvStore for SpinStore {
         bucket.get(key).map_err(store_error)
     }
 
+    fn get_many(&self, keys: &[String]) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let bucket = self.bucket()?;
+        self.count(1);
+        let found = batch::get_many(bucket, keys).map_err(store_error)?;
+        Ok(found
+            .into_iter()
+            .filter_map(|(key, value)| value.map(|v| (key, v)))
+            .collect())
+    }
+
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         let bucket = self.bucket()?;
         self.count(1);

@@ -29,13 +29,17 @@ pub enum SwapReport {
 }
 
 /// The operations of `wasi:keyvalue/{store,atomics,batch}@0.2.0-draft2` that
-/// the service uses. Of `batch`, only `set-many` (one SQLite transaction, one
-/// Redis `MSET`): `get-many` fails every request on Spin's Redis backend.
+/// the service uses. `set-many` is one SQLite transaction, one Redis `MSET`,
+/// one DynamoDB `BatchWriteItem`; `get-many` is called only where the backend
+/// has it (DynamoDB's `BatchGetItem`): it fails every request on Spin's Redis.
 pub trait KvStore {
     /// A compare-and-swap in progress (`atomics::cas`).
     type Cas;
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// The values of those of `keys` that exist, in any order (at most 100
+    /// distinct keys: DynamoDB's limit). Never on Redis (see above).
+    fn get_many(&self, keys: &[String]) -> Result<Vec<(String, Vec<u8>)>, StoreError>;
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
     /// Writes all pairs at once: all or none on Spin's SQLite and Redis backends.
     fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), StoreError>;

@@ -275,5 +275,5 @@ fn a_malformed_cors_origins_fails_every_browser_request_and_the_probe() {
     // variable, and does not read it.
     api.reads.borrow_mut().clear();
     assert_eq!(api.get("/v1/pets").status.as_u16(), 200);
-    assert_eq!(*api.reads.borrow(), ["api_key"]);
+    assert_eq!(*api.reads.borrow(), ["api_key", "key_value_backend"]);
 }

@@ -235,7 +235,7 @@ fn each_request_reads_only_the_variables_it_needs() {
         ];
         api.request(Method::GET, "/v1/pets", &headers, b"");
     });
-    assert_eq!(browser, ["cors_origins", "api_key"]);
+    assert_eq!(browser, ["cors_origins", "api_key", "key_value_backend"]);
     let probe = reads(&|| drop(health(&api)));
     assert_eq!(
         probe,

@@ -13,6 +13,10 @@ pub const PIECE_LEN: i64 = 32;
 /// a page over a cold index (right after a burst of creates) to about 73
 /// calls: on a remote store each is a round trip (BENCHMARKS.md).
 pub const FALLBACK_BUDGET: usize = 64;
+/// The same budget where a page reads in batches (`get-many`, up to 100
+/// keys a call): a page over a cold index then makes at most this many
+/// look-up calls, beside its pieces' read and its repair's write.
+pub const BATCHED_BUDGET: usize = 4;
 
 pub const ID_COUNTER: &str = "ctr:id";
 /// The index pieces' key prefix, which is also their format's version: 1.0.0

@@ -2,18 +2,20 @@
 //! filling gaps from the truth within a budget, and writing back a piece the
 //! truth added to.
 
-use std::ops::Range;
-use std::rc::Rc;
+use std::collections::HashMap;
 
 use crate::errors::ApiError;
-use crate::model::{Cursor, ListName, Pet, PetStatus};
+use crate::model::{parse_digits, Cursor, ListName, Pet, PetStatus};
 use crate::store::KvStore;
 
+use super::ahead::{Reader, Reads, BATCH_KEYS};
 use super::keys::{
-    counter_key, decode_counter, piece_key, piece_of, slot_key, FALLBACK_BUDGET, PIECE_LEN,
+    counter_key, decode_counter, pet_key, piece_key, piece_of, slot_key, BATCHED_BUDGET,
+    FALLBACK_BUDGET, PIECE_LEN,
 };
+use super::listed::Listed;
 use super::piece::{Piece, Stored};
-use super::{encode_pet, Catalogue};
+use super::{Catalogue, PetRecord};
 
 /// One page of a list, where the walk goes on if more may follow, and what
 /// the page did to the index (for the log).
@@ -24,77 +26,50 @@ pub struct Page {
     pub notes: Vec<String>,
 }
 
-/// A pet as a list holds it: its id, and its JSON exactly as the response
-/// carries it, so a page is served without decoding and re-encoding pets.
-/// The JSON is a span of a shared text (the index piece it was read from):
-/// cloning a `Listed` copies no text.
-#[derive(Debug, Clone)]
-pub struct Listed {
-    pub id: i64,
-    text: Rc<String>,
-    span: Range<usize>,
-}
-
-impl Listed {
-    /// The pet at `span` of `text`.
-    pub(super) fn shared(id: i64, text: &Rc<String>, span: Range<usize>) -> Listed {
-        Listed {
-            id,
-            text: Rc::clone(text),
-            span,
-        }
-    }
-
-    fn of(pet: &Pet) -> Result<Listed, ApiError> {
-        let json = String::from_utf8(encode_pet(pet)?)
-            .map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))?;
-        let span = 0..json.len();
-        Ok(Listed {
-            id: pet.id,
-            text: Rc::new(json),
-            span,
-        })
-    }
-
-    /// The pet's JSON text, as in responses.
-    pub fn json(&self) -> &str {
-        &self.text[self.span.clone()]
-    }
-}
-
-impl PartialEq for Listed {
-    fn eq(&self, other: &Listed) -> bool {
-        self.id == other.id && self.json() == other.json()
-    }
-}
-
-impl Eq for Listed {}
-
 impl<S: KvStore> Catalogue<'_, S> {
     /// Up to `limit` pets of `list` from position `from` on, in list order
     /// (ascending id for `all`; for a status, the order pets entered its
     /// list), each page sorted by id. In steps:
     ///
     /// 1. plan: the pieces the page may span;
-    /// 2. read each piece (one `get`);
+    /// 2. read each piece (one `get`; [`Reads::Batched`]: the pieces the page
+    ///    spans and the list's counter in one `get-many`);
     /// 3. take its pets, filling gaps from the truth (`pet`, `slot`) within
-    ///    the budget, stopping at the end of the list;
-    /// 4. repair: write back a piece the truth added to (plain `set`);
+    ///    the budget, stopping at the end of the list (batched: the truth of
+    ///    all the gaps the page needs in one `get-many`, two on a status
+    ///    list: slots, then pets);
+    /// 4. repair: write back the pieces the truth added to (one `set`, or
+    ///    one `set-many` for several);
     /// 5. decide the cursor.
-    pub fn list(&self, list: ListName, from: i64, limit: usize) -> Result<Page, ApiError> {
+    pub fn list(
+        &self,
+        list: ListName,
+        from: i64,
+        limit: usize,
+        reads: Reads,
+    ) -> Result<Page, ApiError> {
         let mut walk = Walk {
-            store: self.store,
+            reader: Reader::new(self.store, reads),
             list,
             position: from,
             limit,
             pets: Vec::with_capacity(limit),
-            budget: FALLBACK_BUDGET,
+            budget: match reads {
+                Reads::OneByOne => FALLBACK_BUDGET,
+                Reads::Batched => BATCHED_BUDGET,
+            },
             last: None,
             ended: false,
             more_held: false,
+            plan_end: 0,
+            ahead: HashMap::new(),
+            repairs: Vec::new(),
             notes: Vec::new(),
         };
-        for piece in walk.plan() {
+        let plan = walk.plan();
+        walk.plan_end = plan.end * PIECE_LEN;
+        walk.fetch_pieces()?;
+        for piece in plan {
             let stored = walk.read(piece)?;
             let missing = matches!(stored, Stored::Missing);
             let (held, added) = walk.take(piece, stored)?;
@@ -103,13 +78,14 @@ impl<S: KvStore> Catalogue<'_, S> {
                 break;
             }
         }
+        walk.write_repairs();
         walk.finish()
     }
 }
 
 /// One page's walk along a list.
 struct Walk<'s, S: KvStore> {
-    store: &'s S,
+    reader: Reader<'s, S>,
     list: ListName,
     /// The next position to visit.
     position: i64,
@@ -123,6 +99,12 @@ struct Walk<'s, S: KvStore> {
     ended: bool,
     /// The last piece read holds positions past the walk's: more follow.
     more_held: bool,
+    /// The last position of the pieces planned.
+    plan_end: i64,
+    /// Pieces fetched ahead (batched reads), decoded, by number.
+    ahead: HashMap<i64, Stored>,
+    /// Pieces to write back: key, text, whether it was missing, entries added.
+    repairs: Vec<(String, Vec<u8>, bool, usize)>,
     notes: Vec<String>,
 }
 
@@ -138,10 +120,36 @@ impl<S: KvStore> Walk<'_, S> {
         self.ended || self.pets.len() >= self.limit || self.budget == 0
     }
 
+    /// Batched reads: the pieces the page spans if it meets no hole, and
+    /// the list's counter, in one `get-many` (pieces further on, which only
+    /// holes make a page reach, are read when reached).
+    fn fetch_pieces(&mut self) -> Result<(), ApiError> {
+        if !self.reader.batched() {
+            return Ok(());
+        }
+        let first = piece_of(self.position);
+        let last = piece_of(self.position + self.limit.max(1) as i64 - 1);
+        let mut keys: Vec<String> = (first..=last).map(|k| piece_key(self.list, k)).collect();
+        keys.push(counter_key(self.list));
+        self.reader.fetch(keys)?;
+        for piece in first..=last {
+            let stored = self.read_stored(piece)?;
+            self.ahead.insert(piece, stored);
+        }
+        Ok(())
+    }
+
     /// Step 2.
     fn read(&mut self, piece: i64) -> Result<Stored, ApiError> {
+        match self.ahead.remove(&piece) {
+            Some(stored) => Ok(stored),
+            None => self.read_stored(piece),
+        }
+    }
+
+    fn read_stored(&mut self, piece: i64) -> Result<Stored, ApiError> {
         let key = piece_key(self.list, piece);
-        Ok(match self.store.get(&key)? {
+        Ok(match self.reader.get(&key)? {
             None => Stored::Missing,
             Some(bytes) => match Piece::decode(bytes) {
                 Ok(p) => Stored::Found(p),
@@ -188,6 +196,7 @@ impl<S: KvStore> Walk<'_, S> {
                 self.ended = true;
                 break;
             } else {
+                self.fetch_truth(position, &held)?;
                 if let Some(pet) = self.committed_at(position)? {
                     added.push((position, pet.clone()));
                     self.pets.push(pet);
@@ -199,27 +208,46 @@ impl<S: KvStore> Walk<'_, S> {
         Ok((held, added))
     }
 
-    /// Step 4: what the truth added goes back into the piece (best effort: a
-    /// failed write only leaves the work to the next reader).
-    ///
-    /// A piece that only lagged (pets created since it was written) is
-    /// updated silently: that is how the index grows. A missing one is logged
-    /// (an unreadable one was, when read), and so is a write that failed.
+    /// Step 4: what the truth added goes back into the piece, written with
+    /// the others at the end of the page (best effort: a failed write only
+    /// leaves the work to the next reader).
     fn repair(&mut self, piece: i64, mut held: Piece, added: Vec<(i64, Listed)>, missing: bool) {
         if added.is_empty() {
             return;
         }
-        let key = piece_key(self.list, piece);
         let count = added.len();
         held.add(added);
-        match self.store.set(&key, &held.encode()) {
-            Ok(()) if missing => self.notes.push(format!(
-                "index piece {key} missing: rebuilt with {count} entries"
-            )),
-            Ok(()) => {}
-            Err(e) => self
-                .notes
-                .push(format!("index piece {key}: repair not written ({e})")),
+        let key = piece_key(self.list, piece);
+        self.repairs.push((key, held.encode(), missing, count));
+    }
+
+    /// The pieces repaired, in one `set`, or one `set-many` for several. A
+    /// piece that only lagged (pets created since it was written) is
+    /// updated silently: that is how the index grows. A missing one is
+    /// logged (an unreadable one was, when read), and so is a failed write.
+    fn write_repairs(&mut self) {
+        let repairs = std::mem::take(&mut self.repairs);
+        let written = match repairs.as_slice() {
+            [] => return,
+            [(key, text, _, _)] => self.reader.store().set(key, text),
+            many => {
+                let pairs: Vec<(String, Vec<u8>)> = many
+                    .iter()
+                    .map(|(key, text, _, _)| (key.clone(), text.clone()))
+                    .collect();
+                self.reader.store().set_many(&pairs)
+            }
+        };
+        for (key, _, missing, count) in repairs {
+            match &written {
+                Ok(()) if missing => self.notes.push(format!(
+                    "index piece {key} missing: rebuilt with {count} entries"
+                )),
+                Ok(()) => {}
+                Err(e) => self
+                    .notes
+                    .push(format!("index piece {key}: repair not written ({e})")),
+            }
         }
     }
 
@@ -237,13 +265,14 @@ impl<S: KvStore> Walk<'_, S> {
         })
     }
 
-    /// The list's highest position handed out, with one plain `get`.
+    /// The list's highest position handed out, with one plain `get` (batched
+    /// reads fetched it with the pieces).
     fn last(&mut self) -> Result<i64, ApiError> {
         if let Some(last) = self.last {
             return Ok(last);
         }
         let key = counter_key(self.list);
-        let last = match self.store.get(&key)? {
+        let last = match self.reader.get(&key)? {
             None => 0,
             Some(bytes) => decode_counter(&bytes).ok_or_else(|| {
                 ApiError::Internal(format!("stored counter '{key}' is unreadable"))
@@ -253,9 +282,65 @@ impl<S: KvStore> Walk<'_, S> {
         Ok(last)
     }
 
+    /// Batched reads, at a gap whose truth was not fetched yet: the truth
+    /// of the gaps from `position` on that the page may need, in one
+    /// `get-many` (for `all`, the pets; for a status, the slots, then in a
+    /// second the pets they name), each spending the budget once. Gaps are
+    /// positions up to the counter that their piece does not hold; taken
+    /// until the page would be full with the held pets and up to twice as
+    /// many gaps as it still needs, so that holes among them cost no
+    /// second batch.
+    fn fetch_truth(&mut self, position: i64, current: &Piece) -> Result<(), ApiError> {
+        if !self.reader.batched() || self.reader.holds(&self.truth_key(position)) {
+            return Ok(());
+        }
+        let end = self.last()?.min(self.plan_end);
+        let need = self.limit - self.pets.len();
+        let (mut held, mut keys) = (0, Vec::new());
+        let mut p = position;
+        while p <= end && held < need && held + keys.len() < 2 * need && keys.len() < BATCH_KEYS {
+            let in_piece = if piece_of(p) == piece_of(position) {
+                current.get(p).is_some()
+            } else {
+                matches!(self.ahead.get(&piece_of(p)), Some(Stored::Found(k)) if k.get(p).is_some())
+            };
+            if in_piece {
+                held += 1;
+            } else {
+                keys.push(self.truth_key(p));
+            }
+            p += 1;
+        }
+        let calls = self.reader.fetch(keys.clone())?;
+        self.spend(calls);
+        if let ListName::Status(_) = self.list {
+            let pets: Vec<String> = keys
+                .iter()
+                .filter_map(|slot| self.reader.peek(slot))
+                .filter_map(|id| std::str::from_utf8(id).ok().and_then(parse_digits))
+                .map(pet_key)
+                .collect();
+            let calls = self.reader.fetch(pets)?;
+            self.spend(calls);
+        }
+        Ok(())
+    }
+
+    /// The key a gap at `position` is looked up at first.
+    fn truth_key(&self, position: i64) -> String {
+        match self.list {
+            ListName::All => pet_key(position),
+            ListName::Status(status) => slot_key(status, position),
+        }
+    }
+
+    fn spend(&mut self, calls: usize) {
+        self.budget = self.budget.saturating_sub(calls);
+    }
+
     /// The committed pet at a position, from the truth: `pet:{position}` for
     /// `all`; `slot` then `pet` for a status. `None`: a hole (a create that
-    /// failed, or one not committed yet). Each call spends the budget.
+    /// failed, or one not committed yet). Each `get` spends the budget.
     fn committed_at(&mut self, position: i64) -> Result<Option<Listed>, ApiError> {
         let pet = match self.list {
             ListName::All => self.pet(position)?,
@@ -264,21 +349,29 @@ impl<S: KvStore> Walk<'_, S> {
         pet.as_ref().map(Listed::of).transpose()
     }
 
+    /// A key of the truth: fetched ahead, or one `get` from the budget.
+    fn truth(&mut self, key: &str) -> Result<Option<Vec<u8>>, ApiError> {
+        if !self.reader.holds(key) {
+            self.spend(1);
+        }
+        Ok(self.reader.get(key)?)
+    }
+
     fn pet(&mut self, id: i64) -> Result<Option<Pet>, ApiError> {
-        self.budget = self.budget.saturating_sub(1);
-        Catalogue::new(self.store).get(id)
+        let key = pet_key(id);
+        let value = self.truth(&key)?;
+        PetRecord::of(&key, value)?.pet(&key)
     }
 
     /// The pet that `slot:{status}:{position}` names, if it is committed.
     fn slotted(&mut self, status: PetStatus, position: i64) -> Result<Option<Pet>, ApiError> {
         let key = slot_key(status, position);
-        self.budget = self.budget.saturating_sub(1);
-        let Some(bytes) = self.store.get(&key)? else {
+        let Some(bytes) = self.truth(&key)? else {
             return Ok(None);
         };
         let id = std::str::from_utf8(&bytes)
             .ok()
-            .and_then(crate::model::parse_digits)
+            .and_then(parse_digits)
             .ok_or_else(|| ApiError::Internal(format!("stored value '{key}' is unreadable")))?;
         Ok(self.pet(id)?.filter(|p| p.status == status))
     }

@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use super::list::Listed;
+use super::listed::Listed;
 
 /// First line of a stored piece: its format.
 const PIECE_HEADER: &str = "petstore-index-piece 2";

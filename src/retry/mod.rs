@@ -12,7 +12,7 @@
 //! ids and list positions already allow. A create's `set` and `set-many`
 //! write values that only ever go to their keys (a slot's id, a pet's
 //! record), so writing one again changes nothing, and completes a batch that
-//! was applied in part. A `get` changes nothing. A compare-and-swap is not
+//! was applied in part. A `get` or a `get-many` changes nothing. A compare-and-swap is not
 //! retried here: the claim decides its outcome by reading back. A call that
 //! succeeds at once costs nothing more.
 
@@ -103,6 +103,10 @@ impl<S: KvStore> KvStore for Retrying<'_, S> {
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.retried(|| self.store.get(key))
+    }
+
+    fn get_many(&self, keys: &[String]) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        self.retried(|| self.store.get_many(keys))
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {

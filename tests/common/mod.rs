@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use http::Method;
 use petstore::platform::Platform;
@@ -167,6 +167,45 @@ impl Api {
             String::from_utf8_lossy(&r.body)
         );
         json(&r)["id"].as_i64().unwrap()
+    }
+
+    /// Every pet of `expected` is listed once, in ascending id, in the
+    /// unfiltered walk and once in its own status's walk, and nothing else
+    /// is; each is fetchable.
+    pub fn assert_consistent(&self, expected: &BTreeSet<i64>, context: &str) {
+        let all = self.walk("/v1/pets?limit=7");
+        assert_eq!(
+            all.iter().copied().collect::<BTreeSet<_>>(),
+            *expected,
+            "unfiltered walk: {context}"
+        );
+        assert_eq!(
+            all.len(),
+            expected.len(),
+            "a pet listed twice: {all:?} ({context})"
+        );
+        assert!(all.windows(2).all(|w| w[0] < w[1]), "ascending: {all:?}");
+        let mut by_status = BTreeSet::new();
+        for s in petstore::model::PetStatus::ALL {
+            let ids = self.walk(&format!("/v1/pets?limit=5&status={}", s.as_str()));
+            for id in &ids {
+                let pet = json(&self.get(&format!("/v1/pets/{id}")));
+                assert_eq!(
+                    pet["status"],
+                    s.as_str(),
+                    "pet {id} listed under the wrong status"
+                );
+                assert!(by_status.insert(*id), "pet {id} listed twice");
+            }
+        }
+        assert_eq!(by_status, *expected, "status walks: {context}");
+        for id in expected {
+            assert_eq!(
+                self.get(&format!("/v1/pets/{id}")).status.as_u16(),
+                200,
+                "pet {id} fetchable"
+            );
+        }
     }
 
     /// Follows `next` links from `target`; returns the ids in walk order.

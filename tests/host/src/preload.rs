@@ -6,7 +6,7 @@
 //! encoding — fast enough for 100,000 pets on any backend.
 
 use petstore::catalogue::Batches;
-use petstore::catalogue::Catalogue;
+use petstore::catalogue::{Catalogue, Reads};
 use petstore::model::{ListName, NewPet, PetStatus};
 use petstore::store::{KvStore as CoreKv, StoreError, SwapReport};
 
@@ -23,6 +23,14 @@ impl CoreKv for CoreView<'_> {
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.0.get(key).map_err(core_error)
+    }
+
+    fn get_many(&self, keys: &[String]) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let found = self.0.get_many(keys).map_err(core_error)?;
+        Ok(found
+            .into_iter()
+            .filter_map(|(key, value)| value.map(|v| (key, v)))
+            .collect())
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
@@ -83,7 +91,7 @@ pub fn preload(kv: &KvStore, count: usize, status: impl Fn(usize) -> PetStatus) 
         let mut from = Some(1);
         while let Some(position) = from {
             let page = catalogue
-                .list(list, position, 100)
+                .list(list, position, 100, Reads::OneByOne)
                 .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
             from = page.next.map(|c| c.position);
         }

@@ -40,6 +40,8 @@ pub enum Fault {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
     Get(String),
+    /// `get-many`, with its keys.
+    GetMany(Vec<String>),
     Set(String),
     /// `set-many`, with its keys.
     SetMany(Vec<String>),
@@ -226,6 +228,41 @@ impl KvStore for MemStore {
         match fault {
             Some(Fault::LoseReply(_)) => Err(lost("get")),
             _ => Ok(value),
+        }
+    }
+
+    /// As DynamoDB's `BatchGetItem` through Spin: only found keys come back;
+    /// more than 100 keys, or one key twice, fails the call. On Redis it
+    /// fails the whole request, as Spin's does (a trap the component cannot
+    /// catch): here, a panic.
+    fn get_many(&self, keys: &[String]) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let fault = self.enter(Op::GetMany(keys.to_vec()), 1);
+        let backend = self.0.borrow().backend;
+        assert!(
+            backend != Backend::Redis,
+            "get-many on Spin's Redis backend fails the request: {keys:?}"
+        );
+        let distinct: std::collections::BTreeSet<&String> = keys.iter().collect();
+        if distinct.len() != keys.len() || keys.len() > 100 {
+            return Err(StoreError(format!(
+                "get-many of {} keys ({} distinct): ValidationException",
+                keys.len(),
+                distinct.len()
+            )));
+        }
+        if matches!(fault, Some(Fault::Fail(_))) {
+            return Err(failed("get-many"));
+        }
+        let mut inner = self.0.borrow_mut();
+        let found: Vec<(String, Vec<u8>)> = keys
+            .iter()
+            .rev()
+            .filter_map(|k| inner.data.get(k).map(|(_, v)| (k.clone(), v.clone())))
+            .collect();
+        inner.bytes += found.iter().map(|(_, v)| v.len() as u64).sum::<u64>();
+        match fault {
+            Some(Fault::LoseReply(_)) => Err(lost("get-many")),
+            _ => Ok(found),
         }
     }
 

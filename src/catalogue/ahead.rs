@@ -1,0 +1,94 @@
+//! How a page reads the store: one `get` at a time, or, where the backend's
+//! `get-many` works (DynamoDB's `BatchGetItem`), its keys fetched ahead in
+//! batches, so that a page's round trips do not grow with the keys it reads.
+
+use std::collections::HashMap;
+
+use crate::store::{KvStore, StoreError};
+
+/// How a page reads, chosen by the backend the store is declared to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reads {
+    /// One `get` per key: SQLite (each call is local) and Redis (whose
+    /// `get-many` fails every request on Spin 4).
+    OneByOne,
+    /// Keys fetched ahead with `get-many`: DynamoDB, where each call is a
+    /// round trip to a remote store.
+    Batched,
+}
+
+/// Keys one `get-many` may name (DynamoDB's `BatchGetItem` limit).
+pub const BATCH_KEYS: usize = 100;
+
+/// A page's reads of the store.
+pub(super) struct Reader<'s, S: KvStore> {
+    store: &'s S,
+    reads: Reads,
+    /// What `get-many` answered, by key (`None`: the key does not exist);
+    /// each taken once.
+    fetched: HashMap<String, Option<Vec<u8>>>,
+}
+
+impl<'s, S: KvStore> Reader<'s, S> {
+    pub fn new(store: &'s S, reads: Reads) -> Self {
+        Reader {
+            store,
+            reads,
+            fetched: HashMap::new(),
+        }
+    }
+
+    pub fn store(&self) -> &'s S {
+        self.store
+    }
+
+    pub fn batched(&self) -> bool {
+        self.reads == Reads::Batched
+    }
+
+    /// Whether `key` was fetched ahead and not taken yet.
+    pub fn holds(&self, key: &str) -> bool {
+        self.fetched.contains_key(key)
+    }
+
+    /// What was fetched ahead for `key`, without taking it.
+    pub fn peek(&self, key: &str) -> Option<&[u8]> {
+        self.fetched.get(key)?.as_deref()
+    }
+
+    /// The value of `key`: taken from what was fetched ahead (no call), or
+    /// read with one `get`.
+    pub fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.fetched.remove(key) {
+            Some(value) => Ok(value),
+            None => self.store.get(key),
+        }
+    }
+
+    /// Fetches `keys` (those not fetched yet, each once) with one
+    /// `get-many` per [`BATCH_KEYS`]; the number of calls made. Reading one
+    /// at a time, it fetches nothing.
+    pub fn fetch(&mut self, keys: Vec<String>) -> Result<usize, StoreError> {
+        if !self.batched() {
+            return Ok(0);
+        }
+        let mut wanted: Vec<String> = Vec::with_capacity(keys.len());
+        for key in keys {
+            if !self.fetched.contains_key(&key) && !wanted.contains(&key) {
+                wanted.push(key);
+            }
+        }
+        let mut calls = 0;
+        for chunk in wanted.chunks(BATCH_KEYS) {
+            let found = self.store.get_many(chunk)?;
+            calls += 1;
+            for key in chunk {
+                self.fetched.insert(key.clone(), None);
+            }
+            for (key, value) in found {
+                self.fetched.insert(key, Some(value));
+            }
+        }
+        Ok(calls)
+    }
+}

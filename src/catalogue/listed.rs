@@ -1,0 +1,57 @@
+//! A pet as a list holds it: its id and its JSON, a span of a shared text
+//! (the index piece it was read from), so a page is served without decoding
+//! and re-encoding pets, and cloning one copies no text.
+
+use std::ops::Range;
+use std::rc::Rc;
+
+use crate::errors::ApiError;
+use crate::model::Pet;
+
+use super::encode_pet;
+
+/// A pet as a list holds it: its id, and its JSON exactly as the response
+/// carries it, so a page is served without decoding and re-encoding pets.
+/// The JSON is a span of a shared text (the index piece it was read from):
+/// cloning a `Listed` copies no text.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub id: i64,
+    text: Rc<String>,
+    span: Range<usize>,
+}
+
+impl Listed {
+    /// The pet at `span` of `text`.
+    pub(super) fn shared(id: i64, text: &Rc<String>, span: Range<usize>) -> Listed {
+        Listed {
+            id,
+            text: Rc::clone(text),
+            span,
+        }
+    }
+
+    pub(super) fn of(pet: &Pet) -> Result<Listed, ApiError> {
+        let json = String::from_utf8(encode_pet(pet)?)
+            .map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))?;
+        let span = 0..json.len();
+        Ok(Listed {
+            id: pet.id,
+            text: Rc::new(json),
+            span,
+        })
+    }
+
+    /// The pet's JSON text, as in responses.
+    pub fn json(&self) -> &str {
+        &self.text[self.span.clone()]
+    }
+}
+
+impl PartialEq for Listed {
+    fn eq(&self, other: &Listed) -> bool {
+        self.id == other.id && self.json() == other.json()
+    }
+}
+
+impl Eq for Listed {}
