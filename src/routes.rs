@@ -3,10 +3,9 @@
 
 use http::{Method, StatusCode};
 
-use crate::catalogue::Batches;
 use crate::catalogue::{Catalogue, Page, ID_COUNTER};
 use crate::conditional::{self, LIST_CACHE, PET_CACHE};
-use crate::config::{Config, Misconfiguration, KEY_VALUE_BACKEND};
+use crate::config::{Config, KvBackend, Misconfiguration, KEY_VALUE_BACKEND};
 use crate::errors::ApiError;
 use crate::idempotency::{self, IdempotencyKey, Keyed, Lease};
 use crate::model::{parse_digits, ListQuery, NewPet, Pet};
@@ -187,20 +186,29 @@ fn respond<S: KvStore>(
 /// A store declared SQLite or Redis (`key_value_backend`) must also take an
 /// empty key, as those do and DynamoDB and Cosmos DB do not: a DynamoDB store
 /// declared otherwise would commit creates as if its batches were atomic.
+/// One declared DynamoDB must refuse it: on a Redis store so declared, pages
+/// would call `get-many`, which fails every request there.
 fn health<S: KvStore>(config: &Config, store: &S) -> Result<Response, ApiError> {
     config.check_all().map_err(ApiError::HealthMisconfigured)?;
     store.get(ID_COUNTER)?;
     let backend = config
         .key_value_backend()
         .map_err(ApiError::HealthMisconfigured)?;
-    if backend.batches() == Batches::Atomic && store.get("").is_err() {
+    let why = match backend {
+        KvBackend::Spin | KvBackend::Redis if store.get("").is_err() => {
+            "the store rejects an empty key, as DynamoDB and Cosmos DB do: \
+             set it to the runtime config's type (aws_dynamo, azure_cosmos)"
+        }
+        KvBackend::AwsDynamo if store.get("").is_ok() => {
+            "the store takes an empty key, as SQLite and Redis do and DynamoDB \
+             does not: set it to the runtime config's type (spin, redis)"
+        }
+        _ => "",
+    };
+    if !why.is_empty() {
         return Err(ApiError::HealthMisconfigured(Misconfiguration {
             variable: KEY_VALUE_BACKEND,
-            why: format!(
-                "'{}', but the store rejects an empty key, as DynamoDB and Cosmos DB do: \
-                 set it to the runtime config's type (aws_dynamo, azure_cosmos)",
-                backend.name()
-            ),
+            why: format!("'{}', but {why}", backend.name()),
         }));
     }
     Ok(

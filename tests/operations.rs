@@ -98,7 +98,9 @@ fn health_is_public_reads_the_store_and_reveals_nothing() {
 
 /// A store declared SQLite or Redis that rejects an empty key, as DynamoDB
 /// does, fails the probe: its creates would trust batches that are not
-/// atomic. Declared DynamoDB, the probe reads once.
+/// atomic. One declared DynamoDB that takes an empty key, as SQLite and
+/// Redis do, fails it too: its pages would call `get-many`, which fails
+/// every request on Redis.
 #[test]
 fn health_fails_a_store_whose_declared_backend_is_not_its_own() {
     let mut api = Api::new();
@@ -118,9 +120,25 @@ fn health_fails_a_store_whose_declared_backend_is_not_its_own() {
         "{detail}"
     );
     api.set_variable("key_value_backend", "aws_dynamo");
+    let handled = api.handle(petstore::request::Request::new(
+        Method::GET,
+        "/v1/health",
+        vec![],
+        petstore::request::Body::Complete(vec![]),
+    ));
+    assert_error(&handled.response, 503, "misconfigured");
+    let detail = handled.detail.unwrap();
+    assert!(
+        detail.starts_with(
+            "variable key_value_backend: 'aws_dynamo', but the store takes an empty key"
+        ),
+        "{detail}"
+    );
+    // The empty key refused, as DynamoDB does: healthy, in two reads.
     api.store.reset_counts();
+    api.store.inject(Fault::Fail(2));
     assert_eq!(health(&api).status.as_u16(), 200);
-    assert_eq!(api.store.calls(), 1);
+    assert_eq!(api.store.calls(), 2);
     api.set_variable("key_value_backend", "sqlite");
     assert_error(&health(&api), 503, "misconfigured");
 }

@@ -15,6 +15,7 @@
 //! cargo run --release -p petstore-bench -- --backends sqlite,redis --pets 1000,10000,100000
 //! ```
 
+mod edge;
 mod latency;
 mod load;
 mod measure;
@@ -48,6 +49,7 @@ fn main() -> Result<()> {
         Mode::Throughput => throughput::run(&o, &serving),
         Mode::Pages => pages::run(&o, &serving),
         Mode::Scale => scale::run(&o, &serving),
+        Mode::Edge => edge::run(&o, &serving),
     }
 }
 

@@ -15,6 +15,9 @@ pub enum Mode {
     /// The same operation at the smallest and the largest catalogue size,
     /// two deployments side by side.
     Scale,
+    /// Round trips per operation: DynamoDB Local straight and through the
+    /// delay line (`--dynamo-rtt-ms`), side by side.
+    Edge,
 }
 
 pub struct Options {
@@ -37,7 +40,7 @@ pub struct Options {
     pub dynamo_rtt_ms: f64,
 }
 
-const USAGE: &str = "--mode tables|throughput|pages|scale --backends sqlite,redis,dynamo \
+const USAGE: &str = "--mode tables|throughput|pages|scale|edge --backends sqlite,redis,dynamo \
                      --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
                      --key-form plain|digest --clients N --dynamo-rtt-ms MS";
 
@@ -47,6 +50,7 @@ fn mode(name: &str) -> Option<Mode> {
         "throughput" => Some(Mode::Throughput),
         "pages" => Some(Mode::Pages),
         "scale" => Some(Mode::Scale),
+        "edge" => Some(Mode::Edge),
         _ => None,
     }
 }

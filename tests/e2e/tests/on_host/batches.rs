@@ -46,6 +46,12 @@ fn keyed_until_created(server: &Server, key: &str) -> Reply {
 fn a_batch_applied_in_part_never_leaves_a_pet_outside_its_walks() {
     for backend in BACKENDS {
         for declared in ["spin", "aws_dynamo"] {
+            if backend == petstore_host::kv::Backend::Redis && declared == "aws_dynamo" {
+                // A misconfiguration the probe reports, and pages make loud:
+                // a page declared on DynamoDB reads with get-many, which
+                // fails every request on Spin's Redis.
+                continue;
+            }
             let app = loaded().with_variables(&[("key_value_backend", declared)]);
             let server = serve_app(app, backend);
             let context = |what: &str| format!("{backend:?}, {declared}: {what}");

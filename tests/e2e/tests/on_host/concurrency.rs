@@ -157,8 +157,8 @@ fn outage(n: u64) -> bool {
 
 /// A component that calls `get-many` (the floor, told to) on each backend:
 /// the ideal and SQLite stores answer, Spin's Redis backend fails the whole
-/// request with a bodiless 500. Ours imports `batch` only for `set-many`
-/// and never calls `get-many`: on Redis it lists every pet once.
+/// request with a bodiless 500. Ours calls `get-many` only on a store
+/// declared `aws_dynamo`, never on Redis: there it lists every pet once.
 #[test]
 fn get_many_fails_the_request_on_redis_and_the_component_never_calls_it() {
     for backend in BACKENDS {

@@ -41,6 +41,6 @@ fn the_component_imports_only_what_a_spin_host_provides() {
         unexpected.is_empty(),
         "imports a Spin host may not provide: {unexpected:?}"
     );
-    // `batch` is imported for set-many; that get-many is never called is
-    // counted by the host (concurrency.rs).
+    // `batch` is imported for set-many, and get-many on DynamoDB only; that
+    // get-many never reaches Redis is counted by the host (concurrency.rs).
 }
