@@ -17,6 +17,7 @@ use crate::auth::ApiKeys;
 use crate::catalogue::{Batches, Reads};
 use crate::cors::CorsOrigins;
 use crate::idempotency;
+use crate::idempotency::ClaimBy;
 use crate::platform::Platform;
 use crate::retry::Policy;
 
@@ -79,6 +80,17 @@ impl KvBackend {
         match self {
             KvBackend::AwsDynamo => Reads::Batched,
             KvBackend::Spin | KvBackend::Redis | KvBackend::AzureCosmos => Reads::OneByOne,
+        }
+    }
+
+    /// How a keyed create claims its key: by put-if-absent where a
+    /// compare-and-swap on an absent key is atomic (DynamoDB), one round
+    /// trip fewer; elsewhere its word is created by `increment` first (on
+    /// SQLite such a compare-and-swap is an upsert; Cosmos DB's is untried).
+    pub fn claim_by(self) -> ClaimBy {
+        match self {
+            KvBackend::AwsDynamo => ClaimBy::PutIfAbsent,
+            KvBackend::Spin | KvBackend::Redis | KvBackend::AzureCosmos => ClaimBy::Increment,
         }
     }
 

@@ -110,6 +110,21 @@ pub struct Lease {
     pub lease_ms: u64,
 }
 
+/// How a keyed create reads and claims its key's word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimBy {
+    /// `increment` by 0 reads the word, creating it at 0 (atomic on every
+    /// backend); the claim is a compare-and-swap from 0 on the then
+    /// existing key. SQLite (where a compare-and-swap on an absent key is an
+    /// upsert) and Redis.
+    Increment,
+    /// The compare-and-swap that will claim the word reads it (`current`):
+    /// absent or 0 is free, and the claim is its `swap`, conditioned on what
+    /// `current` saw, absence included: an atomic put-if-absent on DynamoDB.
+    /// One call (one round trip) fewer than `Increment`, new key or replay.
+    PutIfAbsent,
+}
+
 /// How a keyed create ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Keyed {
@@ -119,27 +134,39 @@ pub enum Keyed {
     Replayed { id: i64, body: Vec<u8> },
 }
 
-/// Creates `new` once per `key`. Calls, when the key is new: `increment`
-/// (by 0: reads the word, creating it at 0), the two `increment`s of a
-/// create, one `set-many` (the slot and the pending record), a
-/// compare-and-swap (`new` + `current`, `swap`; a read-back unless the swap
-/// reported success), and one `set` (the pet over its pending record). A
-/// replay: the `increment` and one `get`.
+/// Creates `new` once per `key`. Calls, when the key is new: the read of
+/// its word (`increment` by 0, creating it at 0; or, [`ClaimBy::PutIfAbsent`],
+/// a compare-and-swap's `new` and `current`), the two `increment`s of a
+/// create, one `set-many` (the slot and the pending record), the claim (a
+/// compare-and-swap's `new` + `current`, unless the read began it, and its
+/// `swap`; read back unless the swap reported success), and one `set` (the
+/// pet over its pending record). A replay: the read of the word and one `get`.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     key: &IdempotencyKey,
     new: NewPet,
     lease: Lease,
+    claim_by: ClaimBy,
 ) -> Result<Keyed, ApiError> {
     let keyed = KeyedCreate {
         store,
         record_key: key.record_key(),
         new,
         lease,
+        claim_by,
     };
-    match store.increment(&keyed.record_key, 0)? {
-        0 => keyed.lead(),
-        bound => keyed.follow(bound),
+    match claim_by {
+        ClaimBy::Increment => match store.increment(&keyed.record_key, 0)? {
+            0 => keyed.lead(None),
+            bound => keyed.follow(bound),
+        },
+        ClaimBy::PutIfAbsent => {
+            let (cas, current) = keyed.begin()?;
+            match keyed.owner(current.as_deref())? {
+                None => keyed.lead(Some((cas, current))),
+                Some(bound) => keyed.follow(bound),
+            }
+        }
     }
 }
 
@@ -148,15 +175,20 @@ struct KeyedCreate<'s, 'r, S: KvStore> {
     record_key: String,
     new: NewPet,
     lease: Lease,
+    claim_by: ClaimBy,
 }
+
+/// A compare-and-swap begun on the key's word, and what it saw.
+type Begun<C> = (C, Option<Vec<u8>>);
 
 impl<'r, S: KvStore> KeyedCreate<'_, 'r, S> {
     fn catalogue(&self) -> Catalogue<'_, Retrying<'r, S>> {
         Catalogue::new(self.store)
     }
 
-    /// The key is free: reserve, write the intent, claim, commit.
-    fn lead(&self) -> Result<Keyed, ApiError> {
+    /// The key is free: reserve, write the intent, claim, commit. `begun`:
+    /// the compare-and-swap that read the word, which the claim then uses.
+    fn lead(&self, begun: Option<Begun<S::Cas>>) -> Result<Keyed, ApiError> {
         let reserved = self.catalogue().reserve(self.new.status)?;
         let pet = self.new.clone().into_pet(reserved.id);
         let pending = Pending {
@@ -171,7 +203,7 @@ impl<'r, S: KvStore> KeyedCreate<'_, 'r, S> {
         // hole in the lists, never a pet.
         self.catalogue()
             .commit(reserved, pet.status, &pending.encode(), Batches::Atomic)?;
-        match self.claim(reserved.id)? {
+        match self.claim(reserved.id, begun)? {
             owner if owner == reserved.id => {
                 self.catalogue()
                     .commit_staged(reserved.id, &pending.record)?;
@@ -181,36 +213,66 @@ impl<'r, S: KvStore> KeyedCreate<'_, 'r, S> {
         }
     }
 
-    /// Compare-and-swap of the word from 0 to `id`; returns the id the word
-    /// holds afterwards, read back unless the swap reported success (Spin's
-    /// Redis reports a conflict after writing; a reply may be lost). A swap
-    /// that did not land while the word is still 0 (on Redis a concurrent
+    /// Compare-and-swap of the word from free (0; or absent, claimed by
+    /// [`ClaimBy::PutIfAbsent`]) to `id`; returns the id the word holds
+    /// afterwards, read back unless the swap reported success (Spin's Redis
+    /// reports a conflict after writing; a reply may be lost). A swap that
+    /// did not land while the word is still free (on Redis a concurrent
     /// `increment` by 0 aborts the transaction; on DynamoDB it is a
-    /// conflicting transaction) is tried again under the retry policy.
-    fn claim(&self, id: i64) -> Result<i64, ApiError> {
+    /// conflicting transaction, or a 1.2.0 instance creating the word at 0)
+    /// is tried again under the retry policy.
+    fn claim(&self, id: i64, mut begun: Option<Begun<S::Cas>>) -> Result<i64, ApiError> {
         let mut failure = StoreError("the claim's swap did not land".into());
         let mut backoff = self.store.backoff();
         loop {
-            let (cas, current) = self.store.cas_begin(&self.record_key)?;
-            let seen = current.ok_or_else(|| self.vanished())?;
-            match self.decode(&seen)? {
-                0 => {}
-                owner => return Ok(owner),
+            let (cas, current) = match begun.take() {
+                Some(begun) => begun,
+                None => self.begin()?,
+            };
+            if let Some(owner) = self.owner(current.as_deref())? {
+                return Ok(owner);
             }
-            match self.store.cas_swap(cas, &encode_counter_like(&seen, id)) {
+            // In the counters' encoding (8 bytes on SQLite, text elsewhere);
+            // a word claimed absent is text, as DynamoDB's counters are.
+            let word = match &current {
+                Some(seen) => encode_counter_like(seen, id),
+                None => id.to_string().into_bytes(),
+            };
+            match self.store.cas_swap(cas, &word) {
                 Ok(SwapReport::Swapped) => return Ok(id),
                 Ok(SwapReport::Conflict) => {}
                 Err(e) => failure = e,
             }
-            let now = self
-                .store
-                .get(&self.record_key)?
-                .ok_or_else(|| self.vanished())?;
-            match self.decode(&now)? {
-                0 if backoff.wait() => continue,
-                0 => return Err(ApiError::StoreUnavailable(failure)),
-                owner => return Ok(owner),
+            let now = self.store.get(&self.record_key)?;
+            match self.owner(now.as_deref())? {
+                None if backoff.wait() => continue,
+                None => return Err(ApiError::StoreUnavailable(failure)),
+                Some(owner) => return Ok(owner),
             }
+        }
+    }
+
+    /// Begins a compare-and-swap on the word: its `new` and `current`,
+    /// tried again under the retry policy when they fail.
+    fn begin(&self) -> Result<Begun<S::Cas>, ApiError> {
+        let mut backoff = self.store.backoff();
+        loop {
+            match self.store.cas_begin(&self.record_key) {
+                Ok(begun) => return Ok(begun),
+                Err(_) if backoff.wait() => continue,
+                Err(e) => return Err(ApiError::StoreUnavailable(e)),
+            }
+        }
+    }
+
+    /// The pet the word binds the key to; `None` while it is free. Absent is
+    /// free only where the word is claimed by put-if-absent: elsewhere
+    /// `increment` created it before anything reads it.
+    fn owner(&self, word: Option<&[u8]>) -> Result<Option<i64>, ApiError> {
+        match word {
+            None if self.claim_by == ClaimBy::PutIfAbsent => Ok(None),
+            None => Err(self.vanished()),
+            Some(word) => Ok(Some(self.decode(word)?).filter(|id| *id != 0)),
         }
     }
 

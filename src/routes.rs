@@ -299,12 +299,14 @@ fn create_pet<S: KvStore>(
         lease_ms: config.idempotency_lease_ms()?,
         now_ms: platform.now_ms(),
     };
-    let keyed = idempotency::create(&store, &key, new_pet, lease).map_err(|e| match e {
-        ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {
-            ApiError::KeyedCreateUnavailable(e)
-        }
-        other => other,
-    })?;
+    let keyed = idempotency::create(&store, &key, new_pet, lease, backend.claim_by()).map_err(
+        |e| match e {
+            ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {
+                ApiError::KeyedCreateUnavailable(e)
+            }
+            other => other,
+        },
+    )?;
     Ok(match keyed {
         Keyed::Created(pet) => created(&pet),
         Keyed::Replayed { id, body } => Response::json_text(StatusCode::CREATED, body)

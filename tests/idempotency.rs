@@ -13,11 +13,20 @@ use petstore::idempotency::IdempotencyKey;
 use petstore::response::Response;
 use petstore_testkit::{Backend, Fault, MemStore, Op};
 
-const BACKENDS: [Backend; 3] = [Backend::Clean, Backend::Sqlite, Backend::Redis];
+/// Each backend's quirks, with the `key_value_backend` it is declared as
+/// (which chooses how a keyed create claims its key).
+const BACKENDS: [(Backend, &str); 4] = [
+    (Backend::Clean, "spin"),
+    (Backend::Sqlite, "spin"),
+    (Backend::Redis, "redis"),
+    (Backend::Dynamo, "aws_dynamo"),
+];
 const REX: &str = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
 
-fn api(backend: Backend) -> Api {
-    Api::on(MemStore::new(backend))
+fn api((backend, declared): (Backend, &str)) -> Api {
+    let mut api = Api::on(MemStore::new(backend));
+    api.set_variable("key_value_backend", declared);
+    api
 }
 
 fn assert_created(r: &Response) -> i64 {
@@ -262,10 +271,16 @@ fn a_keyed_create_costs_a_constant_number_of_calls_and_three_keys() {
         let api = api(backend);
         let first = api.post_keyed("k", REX);
         let id = assert_created(&first);
-        // Three `increment`s (the key's word, the id, the position), the
-        // stage, the claim (its `new` and `swap`; read back on Redis, which
-        // reports a conflict after writing), the commit.
-        let calls = if backend == Backend::Redis { 8 } else { 7 };
+        // The read of the key's word (an `increment` by 0; on DynamoDB the
+        // claim's own `new` and `current`), two `increment`s (the id, the
+        // position), the stage, the claim (its `new` and `current`, and
+        // `swap`; read back on Redis, which reports a conflict after
+        // writing), the commit.
+        let calls = match backend.0 {
+            Backend::Redis => 8,
+            Backend::Dynamo => 6,
+            _ => 7,
+        };
         assert_eq!(
             api.store.ops().len(),
             calls,
@@ -288,6 +303,12 @@ fn a_keyed_create_costs_a_constant_number_of_calls_and_three_keys() {
         assert_eq!(replay.body, first.body);
         assert_eq!(replay.header("idempotent-replayed"), Some("true"));
         assert_eq!(api.store.ops().len(), 2, "a replay: the word and the pet");
+        if backend.0 == Backend::Dynamo {
+            assert!(
+                matches!(api.store.ops()[0], Op::CasBegin(_)),
+                "read by the claim's compare-and-swap"
+            );
+        }
         assert_eq!(api.store.keys(), stored, "a replay stores nothing");
     }
 }
@@ -300,7 +321,7 @@ fn competitor_inside(
     when: fn(&Op) -> bool,
     ahead_ms: u64,
 ) -> Rc<RefCell<Option<Response>>> {
-    let competitor = Api::on(api.store.clone());
+    let competitor = api.twin();
     competitor.advance_ms(ahead_ms);
     let seen = Rc::new(RefCell::new(None));
     let slot = seen.clone();
@@ -367,6 +388,62 @@ fn concurrent_first_requests_elect_one_creator_at_every_step() {
                 ids[0],
                 "{context}"
             );
+        }
+    }
+}
+
+/// During a rolling upgrade on DynamoDB, a 1.2.0 instance claims a key by
+/// `increment` by 0 and a compare-and-swap from 0, a new one by
+/// put-if-absent: a request of either kind run inside each step of the
+/// other still makes one pet, listed once, and both replay it.
+#[test]
+fn both_ways_of_claiming_on_one_dynamodb_store_elect_one_creator() {
+    let steps: [fn(&Op) -> bool; 6] = [
+        |op| matches!(op, Op::Increment(k) if k.starts_with("idem:")),
+        |op| matches!(op, Op::CasBegin(_)),
+        |op| matches!(op, Op::Increment(k) if k == "ctr:id"),
+        |op| matches!(op, Op::SetMany(_)),
+        |op| matches!(op, Op::Swap(_)),
+        |op| matches!(op, Op::Set(_)),
+    ];
+    for (first, second) in [("aws_dynamo", "spin"), ("spin", "aws_dynamo")] {
+        for (step, when) in steps.iter().enumerate() {
+            let api = api((Backend::Dynamo, first));
+            let mut competitor = api.twin();
+            competitor.set_variable("key_value_backend", second);
+            let seen = Rc::new(RefCell::new(None));
+            let slot = seen.clone();
+            api.store.before(*when, move |_| {
+                *slot.borrow_mut() = Some(competitor.post_keyed("k", REX));
+            });
+            let r = api.post_keyed("k", REX);
+            let context = format!("{first} first, {second} inside step {step}");
+            // A put-if-absent claim never increments the key's word.
+            let ran = !(first == "aws_dynamo" && step == 0);
+            assert_eq!(
+                seen.borrow().is_some(),
+                ran,
+                "{context}: the competitor ran"
+            );
+            let mut ids: Vec<i64> = [Some(&r), seen.borrow().as_ref()]
+                .into_iter()
+                .flatten()
+                .filter(|r| r.status.as_u16() != 409)
+                .map(assert_created)
+                .collect();
+            ids.dedup();
+            assert_eq!(ids.len(), 1, "{context}: one id among the 201s");
+            let (all, sold) = pets_named(&api, "Rex", "sold");
+            assert_eq!((&all, &sold), (&ids, &ids), "{context}");
+            let mut other = api.twin();
+            other.set_variable("key_value_backend", second);
+            for replayer in [&api, &other] {
+                assert_eq!(
+                    assert_created(&replayer.post_keyed("k", REX)),
+                    ids[0],
+                    "{context}"
+                );
+            }
         }
     }
 }

@@ -78,6 +78,13 @@ impl Api {
         }
     }
 
+    /// Another instance on the same store, with the same variables.
+    pub fn twin(&self) -> Api {
+        let mut twin = Api::on(self.store.clone());
+        twin.variables = self.variables.clone();
+        twin
+    }
+
     /// Sets a Spin variable, as `--variable name=value` would.
     pub fn set_variable(&mut self, name: &'static str, value: &str) {
         self.variables.insert(name, Ok(value.to_string()));

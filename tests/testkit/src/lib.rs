@@ -25,6 +25,10 @@ pub enum Backend {
     Sqlite,
     /// Spin's Redis: `swap` applies the write, then reports a conflict.
     Redis,
+    /// Spin's DynamoDB: counters are decimal text; a compare-and-swap is
+    /// conditioned on what `current` saw, its absence included (an atomic
+    /// put-if-absent), as [`Backend::Clean`]'s is.
+    Dynamo,
 }
 
 /// A fault to inject on a future call, counted from 1 over all calls.
@@ -301,21 +305,30 @@ impl KvStore for MemStore {
             return Err(failed("increment"));
         }
         let mut inner = self.0.borrow_mut();
+        let text = inner.backend == Backend::Dynamo;
+        let not_a_counter = || StoreError(format!("'{key}' does not hold a counter"));
         let current = match inner.data.get(key) {
             None => 0,
+            Some((_, v)) if text => std::str::from_utf8(v)
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .ok_or_else(not_a_counter)?,
             Some((_, v)) => {
-                let bytes: [u8; 8] = v
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| StoreError(format!("'{key}' does not hold a counter")))?;
+                let bytes: [u8; 8] = v.as_slice().try_into().map_err(|_| not_a_counter())?;
                 i64::from_le_bytes(bytes)
             }
         };
         let next = current
             .checked_add(delta)
             .ok_or_else(|| StoreError("counter overflow".into()))?;
-        // Stored as 8 bytes little-endian, as Spin's SQLite backend does.
-        MemStore::write(&mut inner, key, &next.to_le_bytes());
+        // Stored as 8 bytes little-endian, as Spin's SQLite backend does;
+        // on DynamoDB as decimal text.
+        let stored = if text {
+            next.to_string().into_bytes()
+        } else {
+            next.to_le_bytes().to_vec()
+        };
+        MemStore::write(&mut inner, key, &stored);
         match fault {
             Some(Fault::LoseReply(_)) => Err(lost("increment")),
             _ => Ok(next),

@@ -100,6 +100,64 @@ fn sixteen_clients_with_one_key_make_one_pet() {
     }
 }
 
+/// A rolling upgrade on DynamoDB: an instance that claims keys as 1.2.0 did
+/// (`increment` by 0, then a compare-and-swap from 0: declared `spin`) and
+/// one that claims by put-if-absent (declared `aws_dynamo`) on one table;
+/// 16 clients with one key, half on each, make one pet. (Declared `spin`,
+/// the old-style instance also retries as briefly as on SQLite, so some of
+/// its answers are 503s under this contention: a retry with the key then
+/// replays.)
+#[test]
+fn both_ways_of_claiming_on_one_dynamodb_table_make_one_pet() {
+    let store = Store::new(Backend::Dynamo);
+    let new = store.start();
+    let old = store.launch().variable("key_value_backend", "spin").start();
+    for round in 0..4 {
+        let key = format!("rolling-{round}");
+        let barrier = Arc::new(Barrier::new(16));
+        let handles: Vec<_> = (0..16)
+            .map(|t| {
+                let api = if t % 2 == 0 { &new.api } else { &old.api }.clone();
+                let (barrier, key) = (barrier.clone(), key.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    api.post_keyed(&key, REX)
+                })
+            })
+            .collect();
+        let mut ids = BTreeSet::new();
+        for r in handles.into_iter().map(|h| h.join().unwrap()) {
+            match r.status {
+                201 => {
+                    ids.insert(r.created_id());
+                }
+                409 => r.assert_error(409, "idempotency_key_in_use"),
+                503 => r.assert_error(503, "store_unavailable"),
+                other => panic!("round {round}: {other} {}", r.body),
+            }
+        }
+        // Every answer a 409 or a 503: retries finish the create (after
+        // the lease, if its owner stopped after its claim).
+        for _ in 0..60 {
+            if !ids.is_empty() {
+                break;
+            }
+            let r = new.api.post_keyed(&key, REX);
+            match r.status {
+                201 => drop(ids.insert(r.created_id())),
+                _ => std::thread::sleep(Duration::from_millis(500)),
+            }
+        }
+        assert_eq!(ids.len(), 1, "round {round}: {ids:?}");
+        let id = *ids.first().unwrap();
+        for spin in [&new, &old] {
+            assert_eq!(spin.api.post_keyed(&key, REX).created_id(), id);
+        }
+    }
+    let (all, sold) = new.api.named("Rex", "sold");
+    assert_eq!((all.len(), sold.len()), (4, 4), "{all:?} {sold:?}");
+}
+
 #[test]
 fn sixteen_clients_with_distinct_keys_make_sixteen_pets() {
     for backend in Backend::ALL {
