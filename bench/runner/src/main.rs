@@ -16,7 +16,6 @@
 //! ```
 
 mod edge;
-mod latency;
 mod load;
 mod measure;
 mod operations;

@@ -7,13 +7,12 @@ use std::time::Duration;
 
 use anyhow::Result;
 use petstore_e2e::client::KEY;
+use petstore_e2e::line::Line;
 use petstore_e2e::spin::SpinUp;
 use petstore_e2e::stores::{Backend, Store};
 use petstore_e2e::workspace;
 use petstore_host::preload::one_sold_among;
 use sha2::{Digest, Sha256};
-
-use crate::latency;
 
 /// Builds the component and the floor (`cargo build --target wasm32-wasip1
 /// --release`); their core modules' sizes.
@@ -39,7 +38,8 @@ pub fn api_key(form: &str) -> String {
 pub struct Serving {
     /// The `api_key` variable.
     pub api_key: String,
-    /// A round trip (ms) added to every call to DynamoDB Local (`latency`).
+    /// A round trip (ms) added to every call to DynamoDB Local (a
+    /// `petstore_e2e::line::Line`).
     pub dynamo_rtt_ms: f64,
 }
 
@@ -68,9 +68,10 @@ impl Deployment {
         if backend == Backend::Dynamo && serving.dynamo_rtt_ms > 0.0 {
             let local = petstore_e2e::dynamo::local().endpoint.clone();
             let one_way = Duration::from_secs_f64(serving.dynamo_rtt_ms / 2000.0);
-            let line = latency::start(local.trim_start_matches("http://"), one_way)
-                .expect("the delay line");
-            launch = launch.env("AWS_ENDPOINT_URL", &line);
+            let line =
+                Line::start(local.trim_start_matches("http://"), one_way).expect("the delay line");
+            // Its threads carry on for the rest of the run.
+            launch = launch.env("AWS_ENDPOINT_URL", line.endpoint());
         }
         let spin = launch.start();
         Deployment { store, spin }

@@ -8,6 +8,7 @@ mod clients;
 mod concurrency;
 mod contract;
 mod dynamo;
+mod edge;
 mod idempotency;
 mod instances;
 mod operations;

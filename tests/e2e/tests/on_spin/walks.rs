@@ -11,9 +11,11 @@ use petstore_e2e::stores::{Backend, Store};
 use crate::concurrency::status_of;
 
 /// Pets known committed (a 201 was received), with their status.
-type Committed = Arc<Mutex<BTreeMap<i64, String>>>;
+pub type Committed = Arc<Mutex<BTreeMap<i64, String>>>;
 
-fn walk_once_checking(api: &Api, committed: &Committed, status: Option<&str>) {
+/// One walk of the unfiltered list or of a status's: every pet committed
+/// before it began is listed, none twice, each under the walked status.
+pub fn walk_once_checking(api: &Api, committed: &Committed, status: Option<&str>) {
     let before: BTreeSet<i64> = committed
         .lock()
         .unwrap()
