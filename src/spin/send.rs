@@ -1,7 +1,7 @@
 //! Delivers a response to Spin: whole, before handing it over, unless it is
-//! too large. Shared, as a file, with the benchmarks' floor component
-//! (`bench/floor`), so both deliver responses the same way and the floor
-//! isolates everything else, and with the reference page's component.
+//! too large. Shared, as a file, with the reference page's component. (The
+//! benchmarks' floor writes its body with the SDK's own sink instead, so
+//! that what this file costs is counted as ours.)
 
 use spin_sdk::http::{Fields, OutgoingBody, OutgoingResponse, ResponseOutparam};
 

@@ -1,10 +1,12 @@
 //! The benchmarks' floor: what any service like ours must do per request —
 //! read the `api_key` variable, print one log line, make its key-value calls,
-//! write a body of a given size whole before setting the outparam (with the
-//! component's own `send`) — and nothing else. The query says which calls:
+//! write a body of a given size whole before setting the outparam — with
+//! nothing but the SDK (its own body sink, not our `src/spin/send.rs`), and
+//! nothing else. The query says which calls:
 //!
-//! `GET /v1/floor?gets=G&sets=S&create=1&bytes=B&getmany=1`
-//! - `gets`: plain `get`s of `floor:0..15` (seeded by the benchmark);
+//! `GET /v1/floor?gets=G&value=V&sets=S&create=1&bytes=B&getmany=1`
+//! - `gets`: plain `get`s of `floor:0..15` (1 KB values), or with `value=V`
+//!   of `floor:V:0..15` (V-byte values; both seeded by the benchmark);
 //! - `sets`: overwriting `set`s of `floor:0..15` (100-byte values);
 //! - `create`: `increment floor:ctr`, then `set` the new key `floor:new:{n}`,
 //!   the least any create must do (201);
@@ -17,10 +19,8 @@
 //! Compiled for wasm32 only (natively it is empty, so the workspace links).
 #![cfg(target_arch = "wasm32")]
 
-use spin_sdk::http::{IncomingRequest, ResponseOutparam};
-
-#[path = "../../../src/spin/send.rs"]
-mod send;
+use futures::SinkExt;
+use spin_sdk::http::{Fields, IncomingRequest, OutgoingResponse, ResponseOutparam};
 
 // The floor uses only the contended policy of the file.
 #[path = "../../../src/retry/policy.rs"]
@@ -42,6 +42,7 @@ struct Plan {
     retry: bool,
     getmany: bool,
     bytes: usize,
+    value: usize,
 }
 
 fn plan(target: &str) -> Plan {
@@ -58,6 +59,7 @@ fn plan(target: &str) -> Plan {
             "retry" => plan.retry = number == 1,
             "getmany" => plan.getmany = number == 1,
             "bytes" => plan.bytes = number as usize,
+            "value" => plan.value = number as usize,
             _ => {}
         }
     }
@@ -67,7 +69,11 @@ fn plan(target: &str) -> Plan {
 fn run(plan: &Plan) -> Result<u16, store::Error> {
     let bucket = store::open("default")?;
     for i in 0..plan.gets {
-        bucket.get(&format!("floor:{}", i % 16))?;
+        let key = match plan.value {
+            0 => format!("floor:{}", i % 16),
+            size => format!("floor:{size}:{}", i % 16),
+        };
+        bucket.get(&key)?;
     }
     for i in 0..plan.sets {
         bucket.set(&format!("floor:{}", i % 16), &[b'v'; 100])?;
@@ -117,6 +123,27 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
     let plan = plan(&target);
     let status = run(&plan).unwrap_or(503);
     println!("GET /v1/floor {status} key-configured={configured}");
-    let headers = vec![("content-type".to_string(), b"application/json".to_vec())];
-    let _ = send::deliver(outparam, status, headers, &vec![b' '; plan.bytes]);
+    respond(outparam, status, vec![b' '; plan.bytes]);
+}
+
+/// The whole response before the outparam is set (else keep-alive clients
+/// wait out a delayed ACK on Spin 4.0.2), with the SDK's own body sink.
+fn respond(outparam: ResponseOutparam, status: u16, body: Vec<u8>) {
+    let headers = Fields::from_list(&[
+        ("content-type".to_string(), b"application/json".to_vec()),
+        (
+            "content-length".to_string(),
+            body.len().to_string().into_bytes(),
+        ),
+    ]);
+    let Ok(headers) = headers else { return };
+    let response = OutgoingResponse::new(headers);
+    let _ = response.set_status_code(status);
+    let mut sink = response.take_body();
+    let _ = spin_sdk::http::run(async move {
+        let sent = sink.send(body).await;
+        drop(sink); // finishes the body
+        sent
+    });
+    outparam.set(response);
 }

@@ -116,7 +116,7 @@ pub fn compare(
     let floor = load::Request {
         fixed: load::raw(
             "GET",
-            &floor_path(op.kind, cost.calls, cost.body_bytes, d.store.backend),
+            &floor_path(op, cost.calls, cost.body_bytes, d.store.backend),
             &[],
             "",
         ),

@@ -49,11 +49,29 @@ pub struct Operation {
     pub name: &'static str,
     pub path: String,
     pub kind: Kind,
+    /// The size of the values ours reads, which the floor's `get`s read
+    /// too: an index piece of 32 pets (about 2.1 KB), or a pet, a counter,
+    /// a piece of one pet (under 100 bytes).
+    pub value_bytes: usize,
 }
+
+/// The value sizes the floor's keys are seeded with.
+pub const VALUE_SIZES: [usize; 2] = [PET, PIECE];
+const PET: usize = 64;
+const PIECE: usize = 2150;
 
 /// Every operation, reads first (creates grow the catalogue).
 pub fn all(pets: usize) -> Vec<Operation> {
-    let op = |name, path: String, kind| Operation { name, path, kind };
+    let op = |name, path: String, kind| Operation {
+        name,
+        path,
+        kind,
+        value_bytes: if name == "listPets?limit=100" || name == "listPets?limit=100, deep cursor" {
+            PIECE
+        } else {
+            PET
+        },
+    };
     vec![
         op(
             "listPets?limit=100",
@@ -84,17 +102,19 @@ pub fn all(pets: usize) -> Vec<Operation> {
     ]
 }
 
-/// The floor's request for the same work: as many plain `get`s and the same
-/// body size, or for a create the least any create does (one `increment`,
+/// The floor's request for the same work: as many plain `get`s of values of
+/// the size ours reads and the same body size, or for a create the least any create does (one `increment`,
 /// one `set` of a new key; on DynamoDB the increment retried as ours are).
-pub fn floor_path(kind: Kind, calls: f64, body_bytes: usize, backend: Backend) -> String {
+pub fn floor_path(op: &Operation, calls: f64, body_bytes: usize, backend: Backend) -> String {
     let retry = u8::from(backend == Backend::Dynamo);
-    match kind {
+    match op.kind {
         Kind::Create | Kind::KeyedCreate => {
             format!("/floor/x?create=1&retry={retry}&bytes={body_bytes}")
         }
-        Kind::Read | Kind::Replay => {
-            format!("/floor/x?gets={}&bytes={body_bytes}", calls.round() as u64)
-        }
+        Kind::Read | Kind::Replay => format!(
+            "/floor/x?gets={}&value={}&bytes={body_bytes}",
+            calls.round() as u64,
+            op.value_bytes
+        ),
     }
 }

@@ -50,7 +50,8 @@ pub fn largest(pets: usize, bytes: usize) {
 
 pub fn floor_note() {
     println!(
-        "\nFloor: `/floor/x?gets=G&bytes=B` (G = our calls, B = our body size) for reads \
+        "\nFloor: `/floor/x?gets=G&value=V&bytes=B` (G = our calls, V = the size of the values \
+         ours reads: 2150 B for pages of 100, 64 B otherwise; B = our body size) for reads \
          and replays; `/floor/x?create=1&bytes=B` (one `increment`, one `set` of a new \
          key) for creates, with or without a key."
     );

@@ -53,9 +53,12 @@ impl Deployment {
     pub fn new(backend: Backend, pets: usize, serving: &Serving) -> Deployment {
         let store = Store::new(backend);
         store.preload(pets, one_sold_among(pets));
-        let floor_values: Vec<(String, Vec<u8>)> = (0..16)
+        let mut floor_values: Vec<(String, Vec<u8>)> = (0..16)
             .map(|i| (format!("floor:{i}"), vec![b'f'; 1024]))
             .collect();
+        for size in crate::operations::VALUE_SIZES {
+            floor_values.extend((0..16).map(|i| (format!("floor:{size}:{i}"), vec![b'f'; size])));
+        }
         store
             .direct()
             .engine()
