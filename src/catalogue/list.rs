@@ -5,17 +5,16 @@
 use std::collections::HashMap;
 
 use crate::errors::ApiError;
-use crate::model::{parse_digits, Cursor, ListName, Pet, PetStatus};
+use crate::model::{Cursor, ListName};
 use crate::store::KvStore;
 
-use super::ahead::{Reader, Reads, BATCH_KEYS};
+use super::ahead::{Reader, Reads};
 use super::keys::{
-    counter_key, decode_counter, pet_key, piece_key, piece_of, slot_key, BATCHED_BUDGET,
-    FALLBACK_BUDGET, PIECE_LEN,
+    counter_key, decode_counter, piece_key, piece_of, BATCHED_BUDGET, FALLBACK_BUDGET, PIECE_LEN,
 };
 use super::listed::Listed;
 use super::piece::{Piece, Stored};
-use super::{Catalogue, PetRecord};
+use super::Catalogue;
 
 /// One page of a list, where the walk goes on if more may follow, and what
 /// the page did to the index (for the log).
@@ -84,28 +83,28 @@ impl<S: KvStore> Catalogue<'_, S> {
 }
 
 /// One page's walk along a list.
-struct Walk<'s, S: KvStore> {
-    reader: Reader<'s, S>,
-    list: ListName,
+pub(super) struct Walk<'s, S: KvStore> {
+    pub(super) reader: Reader<'s, S>,
+    pub(super) list: ListName,
     /// The next position to visit.
-    position: i64,
-    limit: usize,
-    pets: Vec<Listed>,
+    pub(super) position: i64,
+    pub(super) limit: usize,
+    pub(super) pets: Vec<Listed>,
     /// Key-value calls left for this page's look-ups of the truth.
-    budget: usize,
+    pub(super) budget: usize,
     /// The list's last position handed out, read once if a gap needs it.
-    last: Option<i64>,
+    pub(super) last: Option<i64>,
     /// The walk passed the last position: nothing more to list.
-    ended: bool,
+    pub(super) ended: bool,
     /// The last piece read holds positions past the walk's: more follow.
-    more_held: bool,
+    pub(super) more_held: bool,
     /// The last position of the pieces planned.
-    plan_end: i64,
+    pub(super) plan_end: i64,
     /// Pieces fetched ahead (batched reads), decoded, by number.
-    ahead: HashMap<i64, Stored>,
+    pub(super) ahead: HashMap<i64, Stored>,
     /// Pieces to write back: key, text, whether it was missing, entries added.
-    repairs: Vec<(String, Vec<u8>, bool, usize)>,
-    notes: Vec<String>,
+    pub(super) repairs: Vec<(String, Vec<u8>, bool, usize)>,
+    pub(super) notes: Vec<String>,
 }
 
 impl<S: KvStore> Walk<'_, S> {
@@ -267,7 +266,7 @@ impl<S: KvStore> Walk<'_, S> {
 
     /// The list's highest position handed out, with one plain `get` (batched
     /// reads fetched it with the pieces).
-    fn last(&mut self) -> Result<i64, ApiError> {
+    pub(super) fn last(&mut self) -> Result<i64, ApiError> {
         if let Some(last) = self.last {
             return Ok(last);
         }
@@ -280,99 +279,5 @@ impl<S: KvStore> Walk<'_, S> {
         };
         self.last = Some(last);
         Ok(last)
-    }
-
-    /// Batched reads, at a gap whose truth was not fetched yet: the truth
-    /// of the gaps from `position` on that the page may need, in one
-    /// `get-many` (for `all`, the pets; for a status, the slots, then in a
-    /// second the pets they name), each spending the budget once. Gaps are
-    /// positions up to the counter that their piece does not hold; taken
-    /// until the page would be full with the held pets and up to twice as
-    /// many gaps as it still needs, so that holes among them cost no
-    /// second batch.
-    fn fetch_truth(&mut self, position: i64, current: &Piece) -> Result<(), ApiError> {
-        if !self.reader.batched() || self.reader.holds(&self.truth_key(position)) {
-            return Ok(());
-        }
-        let end = self.last()?.min(self.plan_end);
-        let need = self.limit - self.pets.len();
-        let (mut held, mut keys) = (0, Vec::new());
-        let mut p = position;
-        while p <= end && held < need && held + keys.len() < 2 * need && keys.len() < BATCH_KEYS {
-            let in_piece = if piece_of(p) == piece_of(position) {
-                current.get(p).is_some()
-            } else {
-                matches!(self.ahead.get(&piece_of(p)), Some(Stored::Found(k)) if k.get(p).is_some())
-            };
-            if in_piece {
-                held += 1;
-            } else {
-                keys.push(self.truth_key(p));
-            }
-            p += 1;
-        }
-        let calls = self.reader.fetch(keys.clone())?;
-        self.spend(calls);
-        if let ListName::Status(_) = self.list {
-            let pets: Vec<String> = keys
-                .iter()
-                .filter_map(|slot| self.reader.peek(slot))
-                .filter_map(|id| std::str::from_utf8(id).ok().and_then(parse_digits))
-                .map(pet_key)
-                .collect();
-            let calls = self.reader.fetch(pets)?;
-            self.spend(calls);
-        }
-        Ok(())
-    }
-
-    /// The key a gap at `position` is looked up at first.
-    fn truth_key(&self, position: i64) -> String {
-        match self.list {
-            ListName::All => pet_key(position),
-            ListName::Status(status) => slot_key(status, position),
-        }
-    }
-
-    fn spend(&mut self, calls: usize) {
-        self.budget = self.budget.saturating_sub(calls);
-    }
-
-    /// The committed pet at a position, from the truth: `pet:{position}` for
-    /// `all`; `slot` then `pet` for a status. `None`: a hole (a create that
-    /// failed, or one not committed yet). Each `get` spends the budget.
-    fn committed_at(&mut self, position: i64) -> Result<Option<Listed>, ApiError> {
-        let pet = match self.list {
-            ListName::All => self.pet(position)?,
-            ListName::Status(status) => self.slotted(status, position)?,
-        };
-        pet.as_ref().map(Listed::of).transpose()
-    }
-
-    /// A key of the truth: fetched ahead, or one `get` from the budget.
-    fn truth(&mut self, key: &str) -> Result<Option<Vec<u8>>, ApiError> {
-        if !self.reader.holds(key) {
-            self.spend(1);
-        }
-        Ok(self.reader.get(key)?)
-    }
-
-    fn pet(&mut self, id: i64) -> Result<Option<Pet>, ApiError> {
-        let key = pet_key(id);
-        let value = self.truth(&key)?;
-        PetRecord::of(&key, value)?.pet(&key)
-    }
-
-    /// The pet that `slot:{status}:{position}` names, if it is committed.
-    fn slotted(&mut self, status: PetStatus, position: i64) -> Result<Option<Pet>, ApiError> {
-        let key = slot_key(status, position);
-        let Some(bytes) = self.truth(&key)? else {
-            return Ok(None);
-        };
-        let id = std::str::from_utf8(&bytes)
-            .ok()
-            .and_then(parse_digits)
-            .ok_or_else(|| ApiError::Internal(format!("stored value '{key}' is unreadable")))?;
-        Ok(self.pet(id)?.filter(|p| p.status == status))
     }
 }

@@ -8,7 +8,8 @@
 //! - [`pending`]: the pending record a keyed create stages before its claim;
 //! - [`piece`]: the index piece, a cache of 32 positions of a list, as text;
 //! - [`list`]: a page's walk along a list, healing the pieces it reads;
-//! - [`listed`]: a pet as a list holds it, a span of a piece's text.
+//! - [`listed`]: a pet as a list holds it, a span of a piece's text;
+//! - `truth`: a page's look-ups of what its pieces lack.
 //!
 //! A create is two `increment`s and one `set-many` (one transaction, one
 //! `MSET`; on DynamoDB two `set`s): it never touches the index. The pieces are a cache over data that
@@ -23,6 +24,7 @@ pub mod list;
 pub mod listed;
 pub mod pending;
 pub mod piece;
+mod truth;
 
 pub use ahead::Reads;
 pub use create::{Batches, Reserved};

@@ -101,3 +101,50 @@ fn a_deleted_corrupt_or_unwritten_piece_heals_after_one_page() {
         server.api.assert_consistent(&(1..=64).collect(), 1);
     }
 }
+
+/// Declared `aws_dynamo`, a page reads in batches (`get-many`): on the
+/// engines whose `get-many` works, a cold page over 200 new pets is one
+/// batch of pieces and counter, one (two on a status list) of the truth,
+/// one write; a fault at any of those calls (a failure, or a reply lost
+/// after the call) is a 503 or the right page, and the walks afterwards
+/// list every pet once.
+#[test]
+fn a_fault_at_every_call_of_a_page_read_in_batches_changes_no_answer() {
+    use crate::support::{loaded, serve_app};
+    use petstore_host::kv::Backend;
+    for backend in [Backend::Memory, Backend::Sqlite] {
+        // The page's calls, and its pets (66 of the 200 are sold).
+        for (path, calls, listed) in [
+            ("/v1/pets?limit=100", 3, 100),
+            ("/v1/pets?limit=100&status=sold", 4, 66),
+        ] {
+            for n in 1..=calls {
+                for fault in [Fault::Fail(n), Fault::LoseReply(n)] {
+                    let app = loaded().with_variables(&[("key_value_backend", "aws_dynamo")]);
+                    let server = serve_app(app, backend);
+                    let ids: std::collections::BTreeSet<i64> = (0..200)
+                        .map(|i| {
+                            server
+                                .api
+                                .create("b", ["available", "pending", "sold"][i % 3])
+                        })
+                        .collect();
+                    let kv = server.kv();
+                    kv.reset_stats();
+                    kv.inject(&[fault]);
+                    let r = server.api.get(path);
+                    kv.inject(&[]);
+                    let context = format!("{backend:?} {path} {fault:?}");
+                    match r.status {
+                        200 => assert_eq!(r.ids().len(), listed, "{context}"),
+                        _ => r.assert_error(503, "store_unavailable"),
+                    }
+                    let stats = kv.stats();
+                    assert!(stats.calls <= calls, "{context}: {stats:?}");
+                    assert!(stats.get_many >= 1, "{context}: read in batches");
+                    server.api.assert_consistent(&ids, 1);
+                }
+            }
+        }
+    }
+}
