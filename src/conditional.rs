@@ -13,8 +13,6 @@ use crate::response::Response;
 pub const PET_CACHE: &str = "private, max-age=86400";
 /// `Cache-Control` of a list page's 200: revalidate every time.
 pub const LIST_CACHE: &str = "private, no-cache";
-/// `Cache-Control` of every error.
-pub const ERROR_CACHE: &str = "no-store";
 
 /// The strong entity tag of a body: a 64-bit SipHash-1-3 of it (std's
 /// `DefaultHasher` with its fixed keys), so it changes when the body does

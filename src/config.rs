@@ -11,113 +11,30 @@
 //! probes.
 
 use std::cell::OnceCell;
-use std::fmt;
 
 use crate::auth::ApiKeys;
-use crate::catalogue::{Batches, Reads};
+use crate::catalogue::KvBackend;
 use crate::cors::CorsOrigins;
-use crate::idempotency;
-use crate::idempotency::ClaimBy;
+use crate::errors::Misconfiguration;
 use crate::platform::Platform;
-use crate::retry::Policy;
 
 pub const API_KEY: &str = "api_key";
 pub const CORS_ORIGINS: &str = "cors_origins";
 pub const IDEMPOTENCY_LEASE_MS: &str = "idempotency_lease_ms";
 pub const KEY_VALUE_BACKEND: &str = "key_value_backend";
 
-/// Which of Spin's key-value backends holds the `default` store, named as
-/// the runtime config's `type` names it. The component cannot tell them
-/// apart by their answers (Redis and DynamoDB store counters alike), and the
-/// commit of a create depends on what their `set-many` promises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KvBackend {
-    /// `spin`: SQLite, `spin up`'s default.
-    Spin,
-    Redis,
-    AwsDynamo,
-    AzureCosmos,
-}
+/// Default of the Spin variable `idempotency_lease_ms` (spin.toml).
+pub const DEFAULT_LEASE_MS: u64 = 10_000;
+/// The longest lease an operator may set: one hour.
+pub const MAX_LEASE_MS: u64 = 3_600_000;
 
-impl KvBackend {
-    pub const ALL: [KvBackend; 4] = [
-        KvBackend::Spin,
-        KvBackend::Redis,
-        KvBackend::AwsDynamo,
-        KvBackend::AzureCosmos,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            KvBackend::Spin => "spin",
-            KvBackend::Redis => "redis",
-            KvBackend::AwsDynamo => "aws_dynamo",
-            KvBackend::AzureCosmos => "azure_cosmos",
-        }
-    }
-
-    pub fn parse(text: &str) -> Result<KvBackend, String> {
-        let text = text.trim();
-        KvBackend::ALL
-            .into_iter()
-            .find(|b| b.name() == text)
-            .ok_or_else(|| format!("'{text}' is not one of spin, redis, aws_dynamo, azure_cosmos"))
-    }
-
-    /// One SQLite transaction, one Redis `MSET`; a `BatchWriteItem` on
-    /// DynamoDB, a loop of writes on Cosmos DB.
-    pub fn batches(self) -> Batches {
-        match self {
-            KvBackend::Spin | KvBackend::Redis => Batches::Atomic,
-            KvBackend::AwsDynamo | KvBackend::AzureCosmos => Batches::Unordered,
-        }
-    }
-
-    /// How a page reads: in batches (`get-many`) only where it works and a
-    /// call is a round trip to a remote store, DynamoDB. Never on Redis
-    /// (Spin's `get-many` there fails the request); Cosmos DB's is untried.
-    pub fn reads(self) -> Reads {
-        match self {
-            KvBackend::AwsDynamo => Reads::Batched,
-            KvBackend::Spin | KvBackend::Redis | KvBackend::AzureCosmos => Reads::OneByOne,
-        }
-    }
-
-    /// How a keyed create claims its key: by put-if-absent where a
-    /// compare-and-swap on an absent key is atomic (DynamoDB), one round
-    /// trip fewer; elsewhere its word is created by `increment` first (on
-    /// SQLite such a compare-and-swap is an upsert; Cosmos DB's is untried).
-    pub fn claim_by(self) -> ClaimBy {
-        match self {
-            KvBackend::AwsDynamo => ClaimBy::PutIfAbsent,
-            KvBackend::Spin | KvBackend::Redis | KvBackend::AzureCosmos => ClaimBy::Increment,
-        }
-    }
-
-    /// How a create's failed calls are retried: at length where concurrent
-    /// increments conflict (DynamoDB; Cosmos DB's patch does not conflict,
-    /// but its failures are as remote), briefly where a failure is an
-    /// outage.
-    pub fn retry_policy(self) -> Policy {
-        match self {
-            KvBackend::Spin | KvBackend::Redis => Policy::BRIEF,
-            KvBackend::AwsDynamo | KvBackend::AzureCosmos => Policy::CONTENDED,
-        }
-    }
-}
-
-/// A variable that is unset, unreadable or holds no usable value. `why`
-/// never quotes a key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Misconfiguration {
-    pub variable: &'static str,
-    pub why: String,
-}
-
-impl fmt::Display for Misconfiguration {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "variable {}: {}", self.variable, self.why)
-    }
+/// `idempotency_lease_ms`: milliseconds, 1 to one hour.
+pub fn parse_lease_ms(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| (1..=MAX_LEASE_MS).contains(ms))
+        .ok_or_else(|| format!("'{text}' is not a number of milliseconds from 1 to {MAX_LEASE_MS}"))
 }
 
 type Parsed<T> = OnceCell<Result<T, Misconfiguration>>;
@@ -157,7 +74,7 @@ impl<'p> Config<'p> {
         self.read(
             &self.idempotency_lease_ms,
             IDEMPOTENCY_LEASE_MS,
-            idempotency::parse_lease_ms,
+            parse_lease_ms,
         )
         .copied()
     }
@@ -226,6 +143,17 @@ mod tests {
             values,
             reads: RefCell::new(Vec::new()),
         }
+    }
+
+    #[test]
+    fn the_lease_default_is_spin_tomls() {
+        let manifest = include_str!("../spin.toml");
+        let declared = format!(r#"idempotency_lease_ms = {{ default = "{DEFAULT_LEASE_MS}" }}"#);
+        assert!(manifest.contains(&declared), "{declared}");
+        assert_eq!(
+            parse_lease_ms(&DEFAULT_LEASE_MS.to_string()),
+            Ok(DEFAULT_LEASE_MS)
+        );
     }
 
     #[test]

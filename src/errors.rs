@@ -3,15 +3,35 @@
 //! Every error response carries the contract's Error body
 //! `{"code", "message", "status"}` with `status` equal to the HTTP status.
 
+use std::fmt;
+
 use http::StatusCode;
 use serde::Serialize;
 
-use crate::config::Misconfiguration;
 use crate::response::Response;
 use crate::store::StoreError;
 
 /// Seconds a client should wait before retrying after a 503.
 pub const RETRY_AFTER_SECONDS: u32 = 1;
+/// `Cache-Control` of every error: an error is never served from a cache.
+pub const ERROR_CACHE: &str = "no-store";
+
+/// A Spin variable that is unset, unreadable or holds no usable value
+/// (`config` finds it; a request that needs it answers 500, the health
+/// probe 503). `why` never quotes a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Misconfiguration {
+    pub variable: &'static str,
+    pub why: String,
+}
+
+impl fmt::Display for Misconfiguration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "variable {}: {}", self.variable, self.why)
+    }
+}
+
+impl std::error::Error for Misconfiguration {}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApiError {
@@ -170,7 +190,7 @@ impl ApiError {
             status: status.as_u16(),
         };
         let mut response = Response::json(status, &body)
-            .with_header("cache-control", crate::conditional::ERROR_CACHE);
+            .with_header("cache-control", ERROR_CACHE);
         match self {
             ApiError::Unauthorized { wrong_key } => {
                 let challenge = if wrong_key {
@@ -199,6 +219,29 @@ impl ApiError {
     }
 }
 
+/// `401 unauthorized: the API key is not valid`, with what the log may add.
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}: {}", self.status().as_u16(), self.code(), self.message())?;
+        match self.detail() {
+            Some(detail) => write!(f, " ({detail})"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for ApiError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ApiError::StoreUnavailable(e)
+            | ApiError::CreateOutcomeUnknown(e)
+            | ApiError::KeyedCreateUnavailable(e) => Some(e),
+            ApiError::Misconfigured(m) | ApiError::HealthMisconfigured(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
 impl From<Misconfiguration> for ApiError {
     fn from(m: Misconfiguration) -> Self {
         ApiError::Misconfigured(m)
@@ -208,5 +251,26 @@ impl From<Misconfiguration> for ApiError {
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         ApiError::StoreUnavailable(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error;
+
+    use super::*;
+
+    #[test]
+    fn an_error_reads_as_its_answer_and_keeps_its_cause() {
+        let e = ApiError::StoreUnavailable(StoreError("timeout".into()));
+        assert_eq!(
+            e.to_string(),
+            "503 store_unavailable: the data store is unavailable; nothing was changed, \
+             retry later (key-value store: timeout)"
+        );
+        assert_eq!(e.source().unwrap().to_string(), "key-value store: timeout");
+        let wrong = ApiError::Unauthorized { wrong_key: true };
+        assert_eq!(wrong.to_string(), "401 unauthorized: the API key is not valid");
+        assert!(wrong.source().is_none());
     }
 }

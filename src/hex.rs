@@ -1,6 +1,17 @@
-//! Hexadecimal digits, strictly: two digits make a byte, nothing else does.
-//! (`u8::from_str_radix` would also take a sign, `+f`, which neither a
-//! digest nor a percent-escape may hold.)
+//! Hexadecimal digits, the one place they are read and written: two digits
+//! make a byte, nothing else does (`u8::from_str_radix` would also take a
+//! sign, `+f`, which neither a digest nor a percent-escape may hold).
+
+const DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// `bytes` as lower-case hex digits, appended to `out`.
+pub fn push(out: &mut String, bytes: &[u8]) {
+    out.reserve(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+}
 
 /// The byte of two hex digits (either case); `None` for anything else.
 pub fn byte(pair: &[u8]) -> Option<u8> {
@@ -21,7 +32,7 @@ fn digit(b: u8) -> Option<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::byte;
+    use super::{byte, push};
 
     #[test]
     fn two_digits_of_either_case_and_nothing_else() {
@@ -31,5 +42,14 @@ mod tests {
         for bad in [&b"+f"[..], b"-1", b" 1", b"1", b"123", b"g0", b"", b"0x"] {
             assert_eq!(byte(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn written_lower_case_and_read_back() {
+        let mut out = String::from("x:");
+        push(&mut out, &[0, 0xa5, 0xff, 0x10]);
+        assert_eq!(out, "x:00a5ff10");
+        let bytes: Vec<u8> = out.as_bytes()[2..].chunks(2).filter_map(byte).collect();
+        assert_eq!(bytes, [0, 0xa5, 0xff, 0x10]);
     }
 }

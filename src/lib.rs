@@ -1,9 +1,26 @@
 //! Petstore v1 (`/v1/pets`) as a Spin HTTP component.
 //!
-//! The core — [`routes`], [`auth`], [`model`], [`catalogue`] over the
-//! [`store::KvStore`] trait and the [`platform::Platform`] trait (variables,
-//! clock, randomness) — knows nothing of Spin and is unit-tested natively.
-//! `spin.rs`, compiled for wasm32 only, is the thin Spin layer.
+//! The core knows nothing of Spin: it runs over the [`store::KvStore`] trait
+//! and the [`platform::Platform`] trait (variables, clock, randomness),
+//! natively in the unit tests and in the component alike. `spin.rs`,
+//! compiled for wasm32 only, is the thin Spin layer.
+//!
+//! The floors, from the ground up. A module uses only modules on floors
+//! below its own (`tests/layers.rs` checks it, and that the files of a
+//! folder import each other without a circle):
+//!
+//! 1. `hex`, `platform`, `store`, `response`: what the host gives (a store,
+//!    variables, a clock), a response as the core builds it;
+//! 2. `request`, `retry`: a request as the core reads it; retries of a
+//!    store's calls;
+//! 3. `errors`: the one error type, and its HTTP answer;
+//! 4. `model`, `auth`, `cors`, `request_id`, `conditional`: the boundary,
+//!    where a request becomes typed values or an error, once;
+//! 5. `catalogue`: the storage layer, every key and call of the layout;
+//! 6. `config`: the Spin variables, parsed into the types of the floors below;
+//! 7. `routes`: the operations, from a request to its response;
+//! 8. `log`: the access line of a handled request;
+//! 9. `spin`: the Spin layer.
 
 pub mod auth;
 pub mod catalogue;
@@ -12,7 +29,6 @@ pub mod config;
 pub mod cors;
 pub mod errors;
 pub mod hex;
-pub mod idempotency;
 pub mod log;
 pub mod model;
 pub mod platform;

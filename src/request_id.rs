@@ -34,12 +34,8 @@ impl RequestId {
     }
 
     pub fn generated(random: [u8; 16]) -> RequestId {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut id = String::with_capacity(32);
-        for b in random {
-            id.push(char::from(HEX[usize::from(b >> 4)]));
-            id.push(char::from(HEX[usize::from(b & 15)]));
-        }
+        crate::hex::push(&mut id, &random);
         RequestId(id)
     }
 

@@ -6,8 +6,6 @@
 use http::StatusCode;
 use serde::Serialize;
 
-use crate::catalogue::Listed;
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
     pub status: StatusCode,
@@ -56,18 +54,4 @@ impl Response {
             .find(|(n, _)| *n == name)
             .map(|(_, v)| v.as_str())
     }
-}
-
-/// The JSON array of a page's pets: the body of a list page.
-pub fn pets_body(pets: &[Listed]) -> Vec<u8> {
-    let mut body = Vec::with_capacity(2 + pets.iter().map(|p| p.json().len() + 1).sum::<usize>());
-    body.push(b'[');
-    for (i, pet) in pets.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(pet.json().as_bytes());
-    }
-    body.push(b']');
-    body
 }

@@ -3,17 +3,15 @@
 
 use http::{Method, StatusCode};
 
-use crate::catalogue::{Catalogue, Page, ID_COUNTER};
+use crate::catalogue::{self, pets_body, Catalogue, Created, Lease, Page, ID_COUNTER};
 use crate::conditional::{self, LIST_CACHE, PET_CACHE};
-use crate::config::{Config, KvBackend, Misconfiguration, KEY_VALUE_BACKEND};
-use crate::errors::ApiError;
-use crate::idempotency::{self, IdempotencyKey, Keyed, Lease};
-use crate::model::{parse_digits, ListQuery, NewPet, Pet};
+use crate::config::{Config, KEY_VALUE_BACKEND};
+use crate::errors::{ApiError, Misconfiguration};
+use crate::model::{parse_digits, IdempotencyKey, ListQuery, NewPet, Pet};
 use crate::platform::Platform;
 use crate::request::{Body, Request};
 use crate::request_id::RequestId;
-use crate::response::{pets_body, Response};
-use crate::retry::Retrying;
+use crate::response::Response;
 use crate::store::KvStore;
 
 /// `Deprecation` of getPet (RFC 9745): the release date of 1.0.0, 2026-11-21.
@@ -180,32 +178,17 @@ fn respond<S: KvStore>(
     }
 }
 
-/// `GET /v1/health`: 200 when every variable is usable and one read of the
-/// store succeeds; 503 otherwise. The body never holds data.
-///
-/// A store declared SQLite or Redis (`key_value_backend`) must also take an
-/// empty key, as those do and DynamoDB and Cosmos DB do not: a DynamoDB store
-/// declared otherwise would commit creates as if its batches were atomic.
-/// One declared DynamoDB must refuse it: on a Redis store so declared, pages
-/// would call `get-many`, which fails every request there.
+/// `GET /v1/health`: 200 when every variable is usable, one read of the
+/// store succeeds and the store is what `key_value_backend` declares
+/// ([`catalogue::KvBackend::contradicted_by`]); 503 otherwise. The body never
+/// holds data.
 fn health<S: KvStore>(config: &Config, store: &S) -> Result<Response, ApiError> {
     config.check_all().map_err(ApiError::HealthMisconfigured)?;
     store.get(ID_COUNTER)?;
     let backend = config
         .key_value_backend()
         .map_err(ApiError::HealthMisconfigured)?;
-    let why = match backend {
-        KvBackend::Spin | KvBackend::Redis if store.get("").is_err() => {
-            "the store rejects an empty key, as DynamoDB and Cosmos DB do: \
-             set it to the runtime config's type (aws_dynamo, azure_cosmos)"
-        }
-        KvBackend::AwsDynamo if store.get("").is_ok() => {
-            "the store takes an empty key, as SQLite and Redis do and DynamoDB \
-             does not: set it to the runtime config's type (spin, redis)"
-        }
-        _ => "",
-    };
-    if !why.is_empty() {
+    if let Some(why) = backend.contradicted_by(store) {
         return Err(ApiError::HealthMisconfigured(Misconfiguration {
             variable: KEY_VALUE_BACKEND,
             why: format!("'{}', but {why}", backend.name()),
@@ -290,29 +273,24 @@ fn create_pet<S: KvStore>(
     let key = IdempotencyKey::from_request(request)?;
     let new_pet = NewPet::from_json(body)?;
     let backend = config.key_value_backend()?;
-    let store = Retrying::new(store, platform, backend.retry_policy());
-    let Some(key) = key else {
-        let pet = Catalogue::new(&store).create(new_pet, backend.batches())?;
-        return Ok(created(&pet));
+    let keyed = match &key {
+        None => None,
+        Some(key) => Some((
+            key,
+            Lease {
+                lease_ms: config.idempotency_lease_ms()?,
+                now_ms: platform.now_ms(),
+            },
+        )),
     };
-    let lease = Lease {
-        lease_ms: config.idempotency_lease_ms()?,
-        now_ms: platform.now_ms(),
-    };
-    let keyed = idempotency::create(&store, &key, new_pet, lease, backend.claim_by()).map_err(
-        |e| match e {
-            ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {
-                ApiError::KeyedCreateUnavailable(e)
-            }
-            other => other,
+    Ok(
+        match catalogue::create_pet(store, platform, backend, new_pet, keyed)? {
+            Created::Pet(pet) => created(&pet),
+            Created::Replayed { id, body } => Response::json_text(StatusCode::CREATED, body)
+                .with_header("location", location(id))
+                .with_header("idempotent-replayed", "true"),
         },
-    )?;
-    Ok(match keyed {
-        Keyed::Created(pet) => created(&pet),
-        Keyed::Replayed { id, body } => Response::json_text(StatusCode::CREATED, body)
-            .with_header("location", location(id))
-            .with_header("idempotent-replayed", "true"),
-    })
+    )
 }
 
 fn created(pet: &Pet) -> Response {

@@ -19,6 +19,8 @@ impl fmt::Display for StoreError {
     }
 }
 
+impl std::error::Error for StoreError {}
+
 /// What the backend *reported* for a compare-and-swap. Callers never trust a
 /// reported conflict (Spin's Redis backend reports one after writing); they
 /// read the key back to learn what happened.

@@ -9,7 +9,8 @@ use std::rc::Rc;
 
 use common::{assert_error, every_attempt, json, Api, KEY, LEASE_MS};
 use http::Method;
-use petstore::idempotency::IdempotencyKey;
+use petstore::catalogue::keys::record_key;
+use petstore::model::IdempotencyKey;
 use petstore::response::Response;
 use petstore_testkit::{Backend, Fault, MemStore, Op};
 
@@ -118,9 +119,7 @@ fn another_request_with_a_used_key_is_422_and_stores_nothing() {
 fn keys_are_stored_only_as_digests() {
     let api = Api::new();
     let id = assert_created(&api.post_keyed("my/secret?key#1", REX));
-    let record = IdempotencyKey::parse(b"my/secret?key#1")
-        .unwrap()
-        .record_key();
+    let record = record_key(&IdempotencyKey::parse(b"my/secret?key#1").unwrap());
     assert!(api.store.keys().iter().all(|k| !k.contains("secret")));
     // The record is a counter word holding the pet's id.
     assert_eq!(api.store.peek(&record), Some(id.to_le_bytes().to_vec()));
@@ -287,7 +286,7 @@ fn a_keyed_create_costs_a_constant_number_of_calls_and_three_keys() {
             "{backend:?}: {:?}",
             api.store.ops()
         );
-        let record = IdempotencyKey::parse(b"k").unwrap().record_key();
+        let record = record_key(&IdempotencyKey::parse(b"k").unwrap());
         let mut stored = vec![
             "ctr:id".to_string(),
             "ctr:sold".into(),
@@ -576,11 +575,11 @@ fn a_misconfigured_lease_fails_keyed_creates_and_the_probe_and_nothing_else() {
     );
     assert_error(&api.get("/v1/health"), 503, "misconfigured");
     assert_eq!(
-        petstore::idempotency::parse_lease_ms("250"),
+        petstore::config::parse_lease_ms("250"),
         Ok(250),
         "milliseconds"
     );
     for bad in ["", "0", "-1", "1.5", "3600001", "ten"] {
-        assert!(petstore::idempotency::parse_lease_ms(bad).is_err(), "{bad}");
+        assert!(petstore::config::parse_lease_ms(bad).is_err(), "{bad}");
     }
 }

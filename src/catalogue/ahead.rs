@@ -6,16 +6,7 @@ use std::collections::HashMap;
 
 use crate::store::{KvStore, StoreError};
 
-/// How a page reads, chosen by the backend the store is declared to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reads {
-    /// One `get` per key: SQLite (each call is local) and Redis (whose
-    /// `get-many` fails every request on Spin 4).
-    OneByOne,
-    /// Keys fetched ahead with `get-many`: DynamoDB, where each call is a
-    /// round trip to a remote store.
-    Batched,
-}
+use super::backend::Reads;
 
 /// Keys one `get-many` may name (DynamoDB's `BatchGetItem` limit).
 pub const BATCH_KEYS: usize = 100;

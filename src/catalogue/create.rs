@@ -14,26 +14,16 @@ use crate::errors::ApiError;
 use crate::model::{ListName, NewPet, Pet, PetStatus};
 use crate::store::{KvStore, StoreError};
 
+use super::backend::Batches;
 use super::keys::{counter_key, pet_key, slot_key, ID_COUNTER};
 use super::pending::Pending;
-use super::{encode_pet, Catalogue};
+use super::record::{encode_pet, Catalogue};
 
 /// An id and a position, taken for one pet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reserved {
     pub id: i64,
     pub position: i64,
-}
-
-/// What the backend's `set-many` promises (the `key_value_backend` variable
-/// says which backend holds the store).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Batches {
-    /// All or nothing: Spin's SQLite and Redis backends.
-    Atomic,
-    /// Any part, in any order: Spin's DynamoDB (BatchWriteItem) and Azure
-    /// Cosmos DB backends.
-    Unordered,
 }
 
 impl<S: KvStore> Catalogue<'_, S> {

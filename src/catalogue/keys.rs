@@ -1,7 +1,7 @@
 //! The key names of the layout, and the encodings Spin's backends give the
 //! counters that `increment` writes.
 
-use crate::model::{ListName, PetStatus};
+use crate::model::{IdempotencyKey, ListName, PetStatus};
 
 /// Positions per index piece. 32 pets of the largest possible JSON size
 /// (200 characters that each escape to 6 bytes, the longest numbers) stay
@@ -24,6 +24,9 @@ pub const ID_COUNTER: &str = "ctr:id";
 /// instances of both can share a store during a rolling upgrade.
 pub const PIECE_PREFIX: &str = "ix2";
 
+/// Key prefix of the `Idempotency-Key` records.
+pub const RECORD_PREFIX: &str = "idem";
+
 pub fn counter_key(list: ListName) -> String {
     match list {
         ListName::All => ID_COUNTER.to_string(),
@@ -37,6 +40,16 @@ pub fn slot_key(status: PetStatus, position: i64) -> String {
 
 pub fn pet_key(id: i64) -> String {
     format!("pet:{id}")
+}
+
+/// `idem:{hex digest}`: the record of an `Idempotency-Key`, named by its
+/// SHA-256 so that every backend's key rules hold whatever the client sent.
+pub fn record_key(key: &IdempotencyKey) -> String {
+    let mut name = String::with_capacity(RECORD_PREFIX.len() + 65);
+    name.push_str(RECORD_PREFIX);
+    name.push(':');
+    crate::hex::push(&mut name, key.digest());
+    name
 }
 
 pub fn piece_key(list: ListName, piece: i64) -> String {
@@ -90,5 +103,14 @@ mod tests {
         );
         assert_eq!(decode_counter(b""), None);
         assert_eq!(decode_counter(b"abc"), None);
+    }
+
+    #[test]
+    fn a_key_record_is_named_by_its_digest_stably_across_releases() {
+        let key = IdempotencyKey::parse(b"abc-123").unwrap();
+        assert_eq!(
+            record_key(&key),
+            "idem:5942d94f524882e0f29bf0a1e5a6dcc952eea1c0c21dd3588a3fc7db9716db0c"
+        );
     }
 }

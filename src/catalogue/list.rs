@@ -8,13 +8,14 @@ use crate::errors::ApiError;
 use crate::model::{Cursor, ListName};
 use crate::store::KvStore;
 
-use super::ahead::{Reader, Reads};
+use super::ahead::Reader;
+use super::backend::Reads;
 use super::keys::{
     counter_key, decode_counter, piece_key, piece_of, BATCHED_BUDGET, FALLBACK_BUDGET, PIECE_LEN,
 };
 use super::listed::Listed;
 use super::piece::{Piece, Stored};
-use super::Catalogue;
+use super::record::Catalogue;
 
 /// One page of a list, where the walk goes on if more may follow, and what
 /// the page did to the index (for the log).

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use crate::errors::ApiError;
 use crate::model::Pet;
 
-use super::encode_pet;
+use super::record::encode_pet;
 
 /// A pet as a list holds it: its id, and its JSON exactly as the response
 /// carries it, so a page is served without decoding and re-encoding pets.
@@ -55,3 +55,17 @@ impl PartialEq for Listed {
 }
 
 impl Eq for Listed {}
+
+/// The JSON array of a page's pets: the body of a list page.
+pub fn pets_body(pets: &[Listed]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(2 + pets.iter().map(|p| p.json().len() + 1).sum::<usize>());
+    body.push(b'[');
+    for (i, pet) in pets.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(pet.json().as_bytes());
+    }
+    body.push(b']');
+    body
+}

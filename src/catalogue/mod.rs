@@ -2,13 +2,16 @@
 //! read, over any [`KvStore`]. The layout and why it is correct on every
 //! backend's quirks: docs/key-value-layout.md. One job per file:
 //!
+//! - [`backend`]: Spin's backends, and what each decides here;
 //! - [`keys`]: the key names, and the counter encodings of Spin's backends;
 //! - [`ahead`]: how a page reads: a `get` at a time, or batches fetched ahead;
 //! - [`create`]: reserving an id and a position, and the commit;
+//! - [`keyed`]: a create under an `Idempotency-Key`, exactly once per key;
 //! - [`pending`]: the pending record a keyed create stages before its claim;
 //! - [`piece`]: the index piece, a cache of 32 positions of a list, as text;
 //! - [`list`]: a page's walk along a list, healing the pieces it reads;
 //! - [`listed`]: a pet as a list holds it, a span of a piece's text;
+//! - [`record`]: the [`Catalogue`] handle, what `pet:{id}` holds, getPet;
 //! - `truth`: a page's look-ups of what its pieces lack.
 //!
 //! A create is two `increment`s and one `set-many` (one transaction, one
@@ -18,90 +21,48 @@
 //! unreadable piece costs reads once and never changes an answer.
 
 pub mod ahead;
+pub mod backend;
 pub mod create;
+pub mod keyed;
 pub mod keys;
 pub mod list;
 pub mod listed;
 pub mod pending;
 pub mod piece;
+pub mod record;
 mod truth;
 
-pub use ahead::Reads;
-pub use create::{Batches, Reserved};
+pub use backend::{Batches, ClaimBy, KvBackend, Reads};
+pub use create::Reserved;
+pub use keyed::{Created, Lease};
 pub use keys::{decode_counter, encode_counter_like, FALLBACK_BUDGET, ID_COUNTER, PIECE_LEN};
 pub use list::Page;
-pub use listed::Listed;
+pub use listed::{pets_body, Listed};
 pub use pending::Pending;
+pub use record::{encode_pet, Catalogue, PetRecord};
 
 use crate::errors::ApiError;
-use crate::model::Pet;
+use crate::model::{IdempotencyKey, NewPet};
+use crate::platform::Platform;
+use crate::retry::Retrying;
 use crate::store::KvStore;
 
-use keys::pet_key;
-use pending::PENDING_HEADER;
-
-/// The catalogue over any [`KvStore`].
-pub struct Catalogue<'a, S: KvStore> {
-    store: &'a S,
-}
-
-/// What `pet:{id}` holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PetRecord {
-    Absent,
-    /// A keyed create's intent, staged with its slot before it claims its
-    /// key: the position it reserved, when it started, and the pet's JSON.
-    Pending(Pending),
-    /// The pet's JSON: the pet exists.
-    Committed(Vec<u8>),
-}
-
-/// The JSON of a pet as stored in `pet:{id}` and sent in responses.
-pub fn encode_pet(pet: &Pet) -> Result<Vec<u8>, ApiError> {
-    serde_json::to_vec(pet).map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))
-}
-
-impl<'a, S: KvStore> Catalogue<'a, S> {
-    pub fn new(store: &'a S) -> Self {
-        Catalogue { store }
-    }
-
-    /// What `pet:{id}` holds, undecoded.
-    pub fn record(&self, id: i64) -> Result<PetRecord, ApiError> {
-        let key = pet_key(id);
-        let value = self.store.get(&key)?;
-        PetRecord::of(&key, value)
-    }
-
-    /// The pet with this id, if it was committed.
-    pub fn get(&self, id: i64) -> Result<Option<Pet>, ApiError> {
-        let key = pet_key(id);
-        let value = self.store.get(&key)?;
-        PetRecord::of(&key, value)?.pet(&key)
-    }
-}
-
-impl PetRecord {
-    /// What the value read at `key` (a `pet:{id}`) holds.
-    pub fn of(key: &str, value: Option<Vec<u8>>) -> Result<PetRecord, ApiError> {
-        Ok(match value {
-            None => PetRecord::Absent,
-            Some(bytes) if bytes.starts_with(PENDING_HEADER.as_bytes()) => {
-                PetRecord::Pending(Pending::decode(&bytes).ok_or_else(|| {
-                    ApiError::Internal(format!("stored value '{key}' is unreadable"))
-                })?)
-            }
-            Some(bytes) => PetRecord::Committed(bytes),
-        })
-    }
-
-    /// The pet, if the record is one (committed).
-    pub fn pet(self, key: &str) -> Result<Option<Pet>, ApiError> {
-        match self {
-            PetRecord::Absent | PetRecord::Pending(_) => Ok(None),
-            PetRecord::Committed(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-                ApiError::Internal(format!("stored value '{key}' is unreadable: {e}"))
-            }),
-        }
+/// A create as the API asks for it, on the deployment's backend: each call
+/// retried under the backend's policy, committed as its batches allow, and
+/// with an `Idempotency-Key` (and the lease its unfinished creates keep it
+/// for), exactly once per key.
+pub fn create_pet<S: KvStore>(
+    store: &S,
+    platform: &dyn Platform,
+    backend: KvBackend,
+    new: NewPet,
+    key: Option<(&IdempotencyKey, Lease)>,
+) -> Result<Created, ApiError> {
+    let store = Retrying::new(store, platform, backend.retry_policy());
+    match key {
+        None => Catalogue::new(&store)
+            .create(new, backend.batches())
+            .map(Created::Pet),
+        Some((key, lease)) => keyed::create(&store, key, new, lease, backend.claim_by()),
     }
 }

@@ -147,7 +147,7 @@ impl Piece {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::response::pets_body;
+    use crate::catalogue::pets_body;
 
     const STORED: &str = "petstore-index-piece 2\n\
         1 1 {\"id\":1,\"name\":\"a b\",\"categoryId\":3,\"status\":\"sold\"}\n\

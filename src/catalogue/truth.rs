@@ -11,7 +11,7 @@ use super::keys::{pet_key, piece_of, slot_key};
 use super::list::Walk;
 use super::listed::Listed;
 use super::piece::{Piece, Stored};
-use super::PetRecord;
+use super::record::PetRecord;
 
 impl<S: KvStore> Walk<'_, S> {
     /// Batched reads, at a gap whose truth was not fetched yet: the truth

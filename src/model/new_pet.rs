@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{Pet, PetStatus, MAX_NAME_CHARS};
+use super::pet::{Pet, PetStatus, MAX_NAME_CHARS};
 use crate::errors::ApiError;
 
 /// A validated pet name: 1..=200 characters, not only white space.

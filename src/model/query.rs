@@ -2,7 +2,7 @@
 //! [`Cursor`] of a next page, or the `invalid_parameter` error that names
 //! the parameter.
 
-use super::{PetStatus, DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT};
+use super::pet::{PetStatus, DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT};
 use crate::errors::ApiError;
 use crate::request::query_pairs;
 

@@ -8,9 +8,10 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use petstore::catalogue::keys::record_key;
 use petstore::catalogue::Batches;
 use petstore::catalogue::{encode_pet, Catalogue, Pending};
-use petstore::idempotency::IdempotencyKey;
+use petstore::model::IdempotencyKey;
 use petstore::model::NewPet;
 use petstore_e2e::client::{Api, Reply};
 use petstore_e2e::stores::{Backend, Store};
@@ -54,7 +55,7 @@ fn replays_reuse_and_validation() {
         );
         assert_eq!(s.named("Rex", "sold"), (vec![id], vec![id]));
         // The store holds the key's digest, never the key.
-        let record = IdempotencyKey::parse(b"order-1").unwrap().record_key();
+        let record = record_key(&IdempotencyKey::parse(b"order-1").unwrap());
         assert!(store.direct().peek(&record).is_some(), "{record}");
         let texts = store.direct().list_keys().unwrap();
         assert!(texts.iter().all(|k| !k.contains("order-1")), "{texts:?}");
@@ -198,7 +199,7 @@ fn seed_stopped_create(store: &Store, key: &str, body: &str) -> i64 {
     catalogue
         .commit(reserved, pet.status, &pending.encode(), Batches::Atomic)
         .unwrap();
-    let record = IdempotencyKey::parse(key.as_bytes()).unwrap().record_key();
+    let record = record_key(&IdempotencyKey::parse(key.as_bytes()).unwrap());
     assert_eq!(kv.increment(&record, reserved.id).unwrap(), reserved.id);
     reserved.id
 }
