@@ -189,8 +189,7 @@ impl ApiError {
             message: &message,
             status: status.as_u16(),
         };
-        let mut response = Response::json(status, &body)
-            .with_header("cache-control", ERROR_CACHE);
+        let mut response = Response::json(status, &body).with_header("cache-control", ERROR_CACHE);
         match self {
             ApiError::Unauthorized { wrong_key } => {
                 let challenge = if wrong_key {
@@ -222,7 +221,13 @@ impl ApiError {
 /// `401 unauthorized: the API key is not valid`, with what the log may add.
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: {}", self.status().as_u16(), self.code(), self.message())?;
+        write!(
+            f,
+            "{} {}: {}",
+            self.status().as_u16(),
+            self.code(),
+            self.message()
+        )?;
         match self.detail() {
             Some(detail) => write!(f, " ({detail})"),
             None => Ok(()),
@@ -270,7 +275,10 @@ mod tests {
         );
         assert_eq!(e.source().unwrap().to_string(), "key-value store: timeout");
         let wrong = ApiError::Unauthorized { wrong_key: true };
-        assert_eq!(wrong.to_string(), "401 unauthorized: the API key is not valid");
+        assert_eq!(
+            wrong.to_string(),
+            "401 unauthorized: the API key is not valid"
+        );
         assert!(wrong.source().is_none());
     }
 }

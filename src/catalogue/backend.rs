@@ -2,8 +2,8 @@
 //! create commits, how a page reads, how a keyed create claims, how failed
 //! calls are retried. Why each differs: docs/spin-platform.md.
 
-use crate::retry::Policy;
-use crate::store::KvStore;
+use crate::retry::{Escalation, Policy};
+use crate::store::{KvStore, StoreError};
 
 /// What the backend's `set-many` promises (the `key_value_backend` variable
 /// says which backend holds the store).
@@ -140,3 +140,25 @@ impl KvBackend {
         }
     }
 }
+
+/// Whether a failed call says the store is DynamoDB: its conditional write
+/// lost a race (`TransactionCanceledException … ConditionalCheckFailed`, or
+/// a conflicting transaction), which Spin's `aws_dynamo` backend reports
+/// from a contended `increment` and no other backend can.
+pub fn shows_dynamodb(failure: &StoreError) -> bool {
+    [
+        "ConditionalCheckFailed",
+        "TransactionCanceled",
+        "TransactionConflict",
+    ]
+    .iter()
+    .any(|name| failure.0.contains(name))
+}
+
+/// For a store declared SQLite or Redis (`spin` is the default, so also
+/// one not declared at all): the moment a call shows it is DynamoDB, take
+/// DynamoDB's retry policy, so that contended creates still succeed.
+pub const UNDECLARED_DYNAMODB: Escalation = Escalation {
+    shows: shows_dynamodb,
+    policy: Policy::CONTENDED,
+};

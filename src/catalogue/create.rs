@@ -35,6 +35,16 @@ impl<S: KvStore> Catalogue<'_, S> {
     ///    left to readers.
     pub fn create(&self, new: NewPet, batches: Batches) -> Result<Pet, ApiError> {
         let reserved = self.reserve(new.status)?;
+        self.create_reserved(reserved, new, batches)
+    }
+
+    /// Step 2 of [`create`](Self::create), for numbers already reserved.
+    pub fn create_reserved(
+        &self,
+        reserved: Reserved,
+        new: NewPet,
+        batches: Batches,
+    ) -> Result<Pet, ApiError> {
         let pet = new.into_pet(reserved.id);
         let record = encode_pet(&pet)?;
         self.commit(reserved, pet.status, &record, batches)?;

@@ -12,7 +12,7 @@
 
 use crate::errors::ApiError;
 use crate::model::{IdempotencyKey, NewPet, Pet};
-use crate::retry::Retrying;
+use crate::retry::{Backoff, Retrying};
 use crate::store::{KvStore, StoreError, SwapReport};
 
 use super::backend::{Batches, ClaimBy};
@@ -164,7 +164,10 @@ impl<'r, S: KvStore> KeyedCreate<'_, 'r, S> {
             match self.store.cas_swap(cas, &word) {
                 Ok(SwapReport::Swapped) => return Ok(id),
                 Ok(SwapReport::Conflict) => {}
-                Err(e) => failure = e,
+                Err(e) => {
+                    self.learn(&e, &mut backoff);
+                    failure = e;
+                }
             }
             let now = self.store.get(&self.record_key)?;
             match self.owner(now.as_deref())? {
@@ -182,8 +185,23 @@ impl<'r, S: KvStore> KeyedCreate<'_, 'r, S> {
         loop {
             match self.store.cas_begin(&self.record_key) {
                 Ok(begun) => return Ok(begun),
-                Err(_) if backoff.wait() => continue,
-                Err(e) => return Err(ApiError::StoreUnavailable(e)),
+                Err(e) => {
+                    self.learn(&e, &mut backoff);
+                    if !backoff.wait() {
+                        return Err(ApiError::StoreUnavailable(e));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A failure the store's escalation looks for changes the policy of
+    /// the waits still to come.
+    fn learn(&self, failure: &StoreError, backoff: &mut Backoff<'r>) {
+        if !self.store.escalated() {
+            self.store.learn(failure);
+            if self.store.escalated() {
+                *backoff = self.store.backoff();
             }
         }
     }

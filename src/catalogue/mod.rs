@@ -51,6 +51,13 @@ use crate::store::KvStore;
 /// retried under the backend's policy, committed as its batches allow, and
 /// with an `Idempotency-Key` (and the lease its unfinished creates keep it
 /// for), exactly once per key.
+///
+/// A store declared SQLite or Redis that shows it is DynamoDB (a contended
+/// `increment` fails as only DynamoDB's does) is from then on treated as
+/// DynamoDB by this request: its retry policy, and a commit that writes the
+/// slot before the pet. The success path makes the same calls either way;
+/// `/v1/health` still answers 503 `misconfigured` until the declaration is
+/// fixed (docs/operations.md).
 pub fn create_pet<S: KvStore>(
     store: &S,
     platform: &dyn Platform,
@@ -58,11 +65,23 @@ pub fn create_pet<S: KvStore>(
     new: NewPet,
     key: Option<(&IdempotencyKey, Lease)>,
 ) -> Result<Created, ApiError> {
-    let store = Retrying::new(store, platform, backend.retry_policy());
+    let mut store = Retrying::new(store, platform, backend.retry_policy());
+    if backend.batches() == Batches::Atomic {
+        store = store.escalating(backend::UNDECLARED_DYNAMODB);
+    }
     match key {
-        None => Catalogue::new(&store)
-            .create(new, backend.batches())
-            .map(Created::Pet),
+        None => {
+            let catalogue = Catalogue::new(&store);
+            let reserved = catalogue.reserve(new.status)?;
+            let batches = if store.escalated() {
+                Batches::Unordered
+            } else {
+                backend.batches()
+            };
+            catalogue
+                .create_reserved(reserved, new, batches)
+                .map(Created::Pet)
+        }
         Some((key, lease)) => keyed::create(&store, key, new, lease, backend.claim_by()),
     }
 }

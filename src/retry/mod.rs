@@ -18,6 +18,8 @@
 
 pub mod policy;
 
+use std::cell::Cell;
+
 use crate::platform::Platform;
 use crate::store::{KvStore, StoreError, SwapReport};
 pub use policy::Policy;
@@ -27,7 +29,19 @@ pub use policy::Policy;
 pub struct Retrying<'a, S: KvStore> {
     store: &'a S,
     platform: &'a dyn Platform,
-    policy: Policy,
+    policy: Cell<Policy>,
+    /// The policy to take from the first failure that `shows` describes,
+    /// for the rest of the request.
+    escalation: Option<Escalation>,
+    escalated: Cell<bool>,
+}
+
+/// A failure that tells more than the declared policy knew (the store is
+/// one whose writers contend), and the policy it calls for.
+#[derive(Clone, Copy)]
+pub struct Escalation {
+    pub shows: fn(&StoreError) -> bool,
+    pub policy: Policy,
 }
 
 impl<'a, S: KvStore> Retrying<'a, S> {
@@ -35,14 +49,38 @@ impl<'a, S: KvStore> Retrying<'a, S> {
         Retrying {
             store,
             platform,
-            policy,
+            policy: Cell::new(policy),
+            escalation: None,
+            escalated: Cell::new(false),
         }
+    }
+
+    /// The same store, which takes `escalation.policy` from the first failed
+    /// call that `escalation.shows`, that call included.
+    pub fn escalating(mut self, escalation: Escalation) -> Self {
+        self.escalation = Some(escalation);
+        self
+    }
+
+    /// Whether a failure showed what the escalation looks for.
+    pub fn escalated(&self) -> bool {
+        self.escalated.get()
     }
 
     /// The waits of one more call under this store's policy, for a caller
     /// that retries by itself (a keyed create's claim).
     pub fn backoff(&self) -> Backoff<'a> {
-        Backoff::new(self.platform, self.policy)
+        Backoff::new(self.platform, self.policy.get())
+    }
+
+    /// Takes the escalation's policy if `failure` shows what it looks for.
+    pub fn learn(&self, failure: &StoreError) {
+        if let Some(escalation) = self.escalation {
+            if !self.escalated.get() && (escalation.shows)(failure) {
+                self.escalated.set(true);
+                self.policy.set(escalation.policy);
+            }
+        }
     }
 
     /// `call`, again after each failure while the policy allows; the last
@@ -53,6 +91,8 @@ impl<'a, S: KvStore> Retrying<'a, S> {
             match call() {
                 Ok(value) => return Ok(value),
                 Err(e) => {
+                    self.learn(&e);
+                    backoff.policy = self.policy.get();
                     if !backoff.wait() {
                         return Err(StoreError(format!(
                             "{} (after {} attempts)",

@@ -41,10 +41,29 @@ impl Backend {
     }
 }
 
+/// A backend, and whether operators declared it (`key_value_backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setup {
+    Declared(Backend),
+    Undeclared(Backend),
+}
+
+/// What the contract suites run on: each backend as operators declare it,
+/// and DynamoDB left undeclared, which must behave all the same.
+pub const SETUPS: [Setup; 4] = [
+    Setup::Declared(Backend::Sqlite),
+    Setup::Declared(Backend::Redis),
+    Setup::Declared(Backend::Dynamo),
+    Setup::Undeclared(Backend::Dynamo),
+];
+
 /// One store, empty when made, removed when dropped (a DynamoDB Local
 /// table is left to the server, which keeps it in memory until it stops).
 pub struct Store {
     pub backend: Backend,
+    /// Whether `spin up` gets `key_value_backend` naming the backend, as
+    /// operators are told to declare it (else spin.toml's default, `spin`).
+    pub declared: bool,
     dir: ScratchDir,
     redis: Option<RedisServer>,
     /// The DynamoDB Local table.
@@ -86,9 +105,27 @@ impl Store {
         }
         Store {
             backend,
+            declared: true,
             dir,
             redis,
             table,
+        }
+    }
+
+    /// A store whose `spin up` is not told which backend it is: the
+    /// variable left at spin.toml's default.
+    pub fn undeclared(backend: Backend) -> Store {
+        Store {
+            declared: false,
+            ..Store::new(backend)
+        }
+    }
+
+    /// The store of one of [`SETUPS`].
+    pub fn setup(setup: Setup) -> Store {
+        match setup {
+            Setup::Declared(backend) => Store::new(backend),
+            Setup::Undeclared(backend) => Store::undeclared(backend),
         }
     }
 
@@ -110,9 +147,14 @@ impl Store {
         let mut launch = Launch::petstore(&self.state_dir(), self.runtime_config().as_deref());
         match self.backend {
             Backend::Sqlite => {}
-            Backend::Redis => launch = launch.variable("key_value_backend", "redis"),
+            Backend::Redis if self.declared => {
+                launch = launch.variable("key_value_backend", "redis")
+            }
+            Backend::Redis => {}
             Backend::Dynamo => {
-                launch = launch.variable("key_value_backend", "aws_dynamo");
+                if self.declared {
+                    launch = launch.variable("key_value_backend", "aws_dynamo");
+                }
                 for (name, value) in dynamo::local().environment() {
                     launch = launch.env(name, &value);
                 }

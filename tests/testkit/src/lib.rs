@@ -210,6 +210,11 @@ impl MemStore {
     }
 }
 
+/// How Spin's `aws_dynamo` backend reports an `increment` whose conditional
+/// write lost a race (the AWS SDK's error, as Spin passes it on).
+pub const DYNAMODB_RACE_LOST: &str = "TransactionCanceledException: Transaction cancelled, \
+     please refer cancellation reasons for specific reasons [ConditionalCheckFailed]";
+
 fn failed(what: &str) -> StoreError {
     StoreError(format!("injected failure of {what}"))
 }
@@ -301,11 +306,17 @@ impl KvStore for MemStore {
 
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
         let fault = self.enter(Op::Increment(key.into()), 1);
+        let text = self.0.borrow().backend == Backend::Dynamo;
         if matches!(fault, Some(Fault::Fail(_))) {
-            return Err(failed("increment"));
+            // On DynamoDB a failed `increment` is most often a race lost:
+            // Spin reports its conditional write's cancellation.
+            return Err(if text {
+                StoreError(DYNAMODB_RACE_LOST.into())
+            } else {
+                failed("increment")
+            });
         }
         let mut inner = self.0.borrow_mut();
-        let text = inner.backend == Backend::Dynamo;
         let not_a_counter = || StoreError(format!("'{key}' does not hold a counter"));
         let current = match inner.data.get(key) {
             None => 0,

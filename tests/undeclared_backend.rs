@@ -1,0 +1,123 @@
+//! A DynamoDB store whose `key_value_backend` was left at its default
+//! (`spin`): creates learn the store from DynamoDB's own answer to a lost
+//! race, and from then on retry and commit as on DynamoDB; the success path
+//! makes the same calls as before; the health probe keeps saying the
+//! declaration is wrong until an operator fixes it.
+
+mod common;
+
+use common::{assert_error, Api};
+use http::Method;
+use petstore_testkit::{Backend, Fault, MemStore, Op};
+
+/// More failures in a row than the brief policy of SQLite and Redis rides
+/// out (4 attempts), fewer than DynamoDB's.
+const LOST_RACES: u64 = 6;
+
+fn undeclared_dynamodb() -> Api {
+    let api = Api::on(MemStore::new(Backend::Dynamo));
+    assert_eq!(
+        api.variables["key_value_backend"].as_deref(),
+        Ok("spin"),
+        "spin.toml's default"
+    );
+    api
+}
+
+#[test]
+fn lost_races_on_an_undeclared_dynamodb_are_retried_as_on_dynamodb() {
+    let api = undeclared_dynamodb();
+    api.store.reset_counts();
+    for n in 1..=LOST_RACES {
+        api.store.inject(Fault::Fail(n));
+    }
+    let r = api.post(r#"{"name":"Rex","categoryId":1,"status":"sold"}"#);
+    assert_eq!(
+        r.status.as_u16(),
+        201,
+        "{:?}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let ops = api.store.ops();
+    let increments = ops
+        .iter()
+        .filter(|op| matches!(op, Op::Increment(_)))
+        .count();
+    assert_eq!(increments as u64, LOST_RACES + 2, "id (retried), status");
+    // Committed as on DynamoDB, whose batches are neither atomic nor
+    // ordered: the slot, then the pet, never one batch.
+    let writes: Vec<&Op> = ops
+        .iter()
+        .filter(|op| matches!(op, Op::Set(..) | Op::SetMany(_)))
+        .collect();
+    assert!(
+        matches!(writes.as_slice(), [Op::Set(slot), Op::Set(pet)]
+            if slot.starts_with("slot:sold:") && pet == "pet:1"),
+        "{writes:?}"
+    );
+    assert!(api.store.peek("pet:1").is_some());
+    assert_eq!(api.walk("/v1/pets?status=sold&limit=10"), [1]);
+}
+
+#[test]
+fn the_same_failures_on_sqlite_are_an_outage_answered_at_once() {
+    let api = Api::new();
+    for n in 1..=LOST_RACES {
+        api.store.inject(Fault::Fail(n));
+    }
+    let r = api.post(r#"{"name":"Rex","categoryId":1}"#);
+    assert_error(&r, 503, "store_unavailable");
+    assert!(api.store.keys().iter().all(|k| !k.starts_with("pet:")));
+}
+
+#[test]
+fn without_a_lost_race_an_undeclared_dynamodb_makes_todays_calls() {
+    let api = undeclared_dynamodb();
+    api.store.reset_counts();
+    let r = api.post(r#"{"name":"Rex","categoryId":1}"#);
+    assert_eq!(r.status.as_u16(), 201);
+    let ops = api.store.ops();
+    assert!(
+        matches!(
+            ops.as_slice(),
+            [Op::Increment(_), Op::Increment(_), Op::SetMany(_)]
+        ),
+        "{ops:?}"
+    );
+    // A keyed create whose word's `increment` loses its races learns too.
+    api.store.reset_counts();
+    let calls = api.store.calls();
+    for n in calls + 1..=calls + LOST_RACES {
+        api.store.inject(Fault::Fail(n));
+    }
+    let keyed = api.post_keyed("k-1", r#"{"name":"Tom","categoryId":2}"#);
+    assert_eq!(keyed.status.as_u16(), 201);
+    let replay = api.post_keyed("k-1", r#"{"name":"Tom","categoryId":2}"#);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+}
+
+#[test]
+fn health_says_the_declaration_is_wrong_until_it_is_fixed() {
+    let mut api = undeclared_dynamodb();
+    // The in-memory store takes an empty key; DynamoDB refuses it, as the
+    // probe's second read here.
+    api.store.reset_counts();
+    api.store.inject(Fault::Fail(2));
+    let handled = api.handle(petstore::request::Request::new(
+        Method::GET,
+        "/v1/health",
+        vec![],
+        petstore::request::Body::Complete(vec![]),
+    ));
+    assert_error(&handled.response, 503, "misconfigured");
+    let detail = handled.detail.unwrap();
+    assert!(
+        detail.starts_with("variable key_value_backend: 'spin'"),
+        "{detail}"
+    );
+    api.set_variable("key_value_backend", "aws_dynamo");
+    api.store.reset_counts();
+    api.store.inject(Fault::Fail(2));
+    let r = api.request(Method::GET, "/v1/health", &[], b"");
+    assert_eq!(r.status.as_u16(), 200);
+}
