@@ -14,7 +14,7 @@ use crate::response::Response;
 use crate::routes;
 use crate::store::{KvStore, StoreError, SwapReport};
 
-mod send;
+use petstore_common::send;
 
 mod bindings {
     wit_bindgen::generate!({ world: "petstore", path: "wit", generate_all });
@@ -43,6 +43,7 @@ fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
     let request = Request::new(method, &target, headers, body);
     let store = SpinStore::default();
     let handled = routes::handle(&request, &SpinHost, &store);
+    // A failure to send (the client went away, say) is only logged.
     let sent = send(outparam, &handled.response);
     let micros = started.elapsed().as_micros();
     println!(
@@ -112,6 +113,7 @@ fn read_body(incoming: IncomingRequest) -> Body {
     Body::Complete(bytes)
 }
 
+/// Hands the response to Spin.
 fn send(outparam: ResponseOutparam, response: &Response) -> Result<(), String> {
     let headers: Vec<(String, Vec<u8>)> = response
         .headers

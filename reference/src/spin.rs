@@ -6,8 +6,7 @@ use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 
 use crate::pages::{accepts_gzip, answer, Files};
 
-#[path = "../../src/spin/send.rs"]
-mod send;
+use petstore_common::send;
 
 /// The files Spin mounted for the component (spin.toml, `files`).
 struct Mounted;

@@ -25,24 +25,10 @@ pub enum Stored {
     Unreadable(String),
 }
 
-/// The first `\n` at or after `b[from]`, eight bytes a step (the lines are
-/// mostly JSON text, and this search is most of reading a piece).
+/// The first `\n` at or after `b[from]` (`memchr`: a word at a time; the
+/// lines are mostly JSON text, and this search is most of reading a piece).
 fn newline(b: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut at = from;
-    while let Some(chunk) = b.get(at..at + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().ok()?) ^ (ONES * u64::from(b'\n'));
-        let zeros = word.wrapping_sub(ONES) & !word & HIGHS;
-        if zeros != 0 {
-            return Some(at + zeros.trailing_zeros() as usize / 8);
-        }
-        at += 8;
-    }
-    b.get(at..)?
-        .iter()
-        .position(|c| *c == b'\n')
-        .map(|n| at + n)
+    memchr::memchr(b'\n', b.get(from..)?).map(|n| from + n)
 }
 
 /// The decimal number at `b[at..]` (1 to 18 digits, no sign), which must be

@@ -16,12 +16,11 @@
 //! retried here: the claim decides its outcome by reading back. A call that
 //! succeeds at once costs nothing more.
 
-pub mod policy;
-
 use std::cell::Cell;
 
 use crate::platform::Platform;
 use crate::store::{KvStore, StoreError, SwapReport};
+pub use petstore_common::policy;
 pub use policy::Policy;
 
 /// A store whose `get`, `set`, `set-many` and `increment` are retried under

@@ -1,7 +1,7 @@
 //! The benchmarks' floor: what any service like ours must do per request —
 //! read the `api_key` variable, print one log line, make its key-value calls,
 //! write a body of a given size whole before setting the outparam — with
-//! nothing but the SDK (its own body sink, not our `src/spin/send.rs`), and
+//! nothing but the SDK (its own body sink, not our `crates/petstore-common/src/send.rs`), and
 //! nothing else. The query says which calls:
 //!
 //! `GET /v1/floor?gets=G&value=V&sets=S&create=1&bytes=B&getmany=1`
@@ -13,7 +13,7 @@
 //! - `getmany`: one `batch::get-many`, to show what each backend does with it;
 //! - `increment=1`: only `increment floor:ctr` (201);
 //! - `retry=1`: the increment (of `create` or `increment`) retried under the
-//!   component's own policy for contended stores (`src/retry/policy.rs`,
+//!   component's own policy for contended stores (`crates/petstore-common/src/policy.rs`,
 //!   `Policy::CONTENDED`), as any create on DynamoDB must.
 //!
 //! Compiled for wasm32 only (natively it is empty, so the workspace links).
@@ -22,10 +22,7 @@
 use futures::SinkExt;
 use spin_sdk::http::{Fields, IncomingRequest, OutgoingResponse, ResponseOutparam};
 
-// The floor uses only the contended policy of the file.
-#[path = "../../../src/retry/policy.rs"]
-#[allow(dead_code)]
-mod policy;
+use petstore_common::policy;
 
 mod bindings {
     wit_bindgen::generate!({ world: "floor", path: "../../wit", generate_all });

@@ -1,7 +1,6 @@
 //! The retry policy of a create's calls: how long to wait between attempts,
-//! and when to give up. A file of its own, free of the crate, so that the
-//! benchmarks' floor component (`bench/floor`) retries with exactly this
-//! policy.
+//! and when to give up. Shared, so that the benchmarks' floor component
+//! (`bench/floor`) retries with exactly the API's policy.
 
 /// The first wait's ceiling (ms), doubled after each failure...
 pub const BASE_MS: u64 = 8;

@@ -1,7 +1,8 @@
 //! Delivers a response to Spin: whole, before handing it over, unless it is
-//! too large. Shared, as a file, with the reference page's component. (The
-//! benchmarks' floor writes its body with the SDK's own sink instead, so
-//! that what this file costs is counted as ours.)
+//! too large. Used by the API and the reference page. (The benchmarks'
+//! floor writes its body with the SDK's own sink instead, so that what this
+//! file costs is counted as ours.) Its failures are text for the access
+//! log: what was being done, and the host's error.
 
 use spin_sdk::http::{Fields, OutgoingBody, OutgoingResponse, ResponseOutparam};
 
@@ -35,7 +36,7 @@ pub fn deliver(
 /// Writes the body and finishes it.
 fn write_all(body: OutgoingBody, bytes: &[u8]) -> Result<(), String> {
     write(&body, bytes)?;
-    OutgoingBody::finish(body, None).map_err(|e| format!("finish: {e:?}"))
+    OutgoingBody::finish(body, None).map_err(|e| format!("finishing the body: {e:?}"))
 }
 
 /// The response's head, with its `content-length`, and its body to write.
@@ -51,11 +52,11 @@ fn head(
             length.to_string().into_bytes(),
         ));
     }
-    let fields = Fields::from_list(&headers).map_err(|e| format!("headers: {e:?}"))?;
+    let fields = Fields::from_list(&headers).map_err(|e| format!("the headers: {e:?}"))?;
     let outgoing = OutgoingResponse::new(fields);
     outgoing
         .set_status_code(status)
-        .map_err(|()| "status code rejected".to_string())?;
+        .map_err(|()| format!("status code {status} rejected"))?;
     let body = outgoing.body().map_err(|()| "body taken".to_string())?;
     Ok((outgoing, body))
 }
@@ -65,7 +66,9 @@ fn write(body: &OutgoingBody, bytes: &[u8]) -> Result<(), String> {
     let stream = body.write().map_err(|()| "body stream taken".to_string())?;
     let mut rest = bytes;
     while !rest.is_empty() {
-        let permitted = stream.check_write().map_err(|e| format!("{e:?}"))?;
+        let permitted = stream
+            .check_write()
+            .map_err(|e| format!("waiting to write the body: {e:?}"))?;
         if permitted == 0 {
             stream.subscribe().block();
             continue;
@@ -73,8 +76,12 @@ fn write(body: &OutgoingBody, bytes: &[u8]) -> Result<(), String> {
         let n = rest
             .len()
             .min(usize::try_from(permitted).unwrap_or(usize::MAX));
-        stream.write(&rest[..n]).map_err(|e| format!("{e:?}"))?;
+        stream
+            .write(&rest[..n])
+            .map_err(|e| format!("writing the body: {e:?}"))?;
         rest = &rest[n..];
     }
-    stream.blocking_flush().map_err(|e| format!("{e:?}"))
+    stream
+        .blocking_flush()
+        .map_err(|e| format!("flushing the body: {e:?}"))
 }
