@@ -9,7 +9,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,8 @@ pub struct Line {
 #[derive(Default)]
 struct State {
     cut: AtomicBool,
+    /// Connections refused while cut.
+    refused: AtomicU64,
     /// Both ends of every connection carried, to shut on a cut.
     open: Mutex<Vec<TcpStream>>,
 }
@@ -38,6 +40,7 @@ impl Line {
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 if shared.cut.load(Ordering::SeqCst) {
+                    shared.refused.fetch_add(1, Ordering::SeqCst);
                     let _ = client.shutdown(Shutdown::Both);
                     continue;
                 }
@@ -62,6 +65,12 @@ impl Line {
         for stream in open {
             let _ = stream.shutdown(Shutdown::Both);
         }
+    }
+
+    /// How many connections the line refused while it was cut: the store's
+    /// callers felt the cut.
+    pub fn refused(&self) -> u64 {
+        self.state.refused.load(Ordering::SeqCst)
     }
 
     /// Carries new connections again.

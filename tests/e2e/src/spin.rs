@@ -264,6 +264,25 @@ impl SpinUp {
         }
     }
 
+    /// Asserts that no request so far reached the API component: one that
+    /// does (a health probe with its own id) is sent, its line awaited,
+    /// and the log must hold that line alone. No fixed wait: the line
+    /// written after the earlier requests' answers is the sign the log
+    /// has caught up.
+    pub fn assert_no_request_was_logged(&self) {
+        let r = self.api.send(
+            "GET",
+            "/v1/health",
+            None,
+            &[("x-request-id", "log-marker")],
+            None,
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        self.log_line("log-marker");
+        let lines = self.log_lines();
+        assert_eq!(lines.len(), 1, "{}", self.log_text());
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

@@ -136,11 +136,8 @@ fn the_stores_network_cut_twice_under_8_clients_loses_no_acknowledged_create() {
         answers.len(),
         acknowledged.len()
     );
-    // Creates in flight when the line was cut waited for it (retried).
-    assert!(
-        longest >= Duration::from_secs(1),
-        "the cut was felt: {longest:?}"
-    );
+    // The store's callers met the cut: Spin's connections were refused.
+    assert!(line.refused() > 0, "the cut was felt");
     assert!(
         acknowledged.len() > 16,
         "creates went on: {}",

@@ -4,7 +4,7 @@
 //! The deploy recipes' liveness probe (`GET /v1/health` with a timeout) is
 //! what heals it: a new process on the same Redis answers at once.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use petstore_e2e::client::Api;
 use petstore_e2e::stores::{Backend, Store};
@@ -40,7 +40,10 @@ fn after_a_redis_outage_the_instance_stays_wedged_and_a_new_one_answers() {
     store.redis().stop();
     // A request reaches the store during the outage: no answer in time.
     let during = health(&probe);
-    assert!(during.is_err(), "answered during the outage: {during:?}");
+    assert!(
+        matches!(during, Err(ureq::Error::Timeout(_))),
+        "answered during the outage: {during:?}"
+    );
     // Requests that touch no store still answer.
     let unauthorized = Api::with_timeout(spin.api.base.clone(), timeout)
         .try_get_public("/v1/pets")
@@ -49,21 +52,18 @@ fn after_a_redis_outage_the_instance_stays_wedged_and_a_new_one_answers() {
 
     store.redis().restart().unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    // Redis is back; this instance is not: the probe times out.
-    let started = Instant::now();
+    // Redis is back; this instance is not: the probe (its client gives up
+    // at the liveness timeout) gets no answer.
     let after = health(&probe);
     assert!(
-        after.is_err(),
+        matches!(after, Err(ureq::Error::Timeout(_))),
         "Spin recovered after the outage (docs/spin-platform.md says it does not): {after:?}"
     );
-    assert!(started.elapsed() >= timeout);
 
     // What the probe's restart does: a new process on the same Redis.
     let fresh = store.start();
-    let started = Instant::now();
     let r = health(&Api::with_timeout(fresh.api.base.clone(), timeout))
         .expect("a new instance answers within the probe's timeout");
     assert_eq!((r.status, r.body.as_str()), (200, r#"{"status":"ok"}"#));
-    assert!(started.elapsed() < timeout);
     fresh.api.create("after", "sold");
 }
