@@ -118,3 +118,24 @@ fn the_cost_table_states_the_host_calls_each_backend_makes() {
         assert_eq!(stated(operation), counted, "{operation}");
     }
 }
+
+/// spin.toml's comments point operators at doc sections, as
+/// `(docs/file.md, "Heading")`: each must name a heading of that file.
+#[test]
+fn spin_tomls_pointers_into_the_docs_name_sections_that_exist() {
+    let manifest = std::fs::read_to_string("spin.toml").expect("spin.toml");
+    let mut pointers = 0;
+    for (at, _) in manifest.match_indices("(docs/") {
+        let rest = &manifest[at + 1..];
+        let (file, rest) = rest.split_once(", \"").expect("(file, \"Heading\")");
+        let heading = rest.split_once("\")").expect("a closing \")").0;
+        let doc = std::fs::read_to_string(file).unwrap_or_else(|_| panic!("{file}"));
+        assert!(
+            doc.lines()
+                .any(|l| l.trim_start_matches('#').trim() == heading && l.starts_with('#')),
+            "{file} has no heading \"{heading}\""
+        );
+        pointers += 1;
+    }
+    assert!(pointers >= 3, "{pointers}");
+}
