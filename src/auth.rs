@@ -123,6 +123,7 @@ mod tests {
     #[test]
     fn accepts_each_configured_key_for_rotation() {
         let keys = ApiKeys::parse(" old-key , new-key ,,").unwrap();
+        // Debug counts the keys and never shows one.
         assert_eq!(format!("{keys:?}"), "ApiKeys(2 keys)");
         assert_eq!(keys.authenticate(&with_auth(&["Bearer old-key"])), Ok(()));
         assert_eq!(keys.authenticate(&with_auth(&["Bearer new-key"])), Ok(()));
@@ -213,13 +214,5 @@ mod tests {
             assert!(e.contains(reason), "{variable:?}: {e}");
             assert!(!e.contains("secret") && !e.contains("clé"), "{e}");
         }
-    }
-
-    #[test]
-    fn debug_never_shows_a_key() {
-        assert_eq!(
-            format!("{:?}", ApiKeys::parse("secret").unwrap()),
-            "ApiKeys(1 keys)"
-        );
     }
 }

@@ -120,7 +120,7 @@ mod tests {
     }
 
     #[test]
-    fn repeated_header_is_reported() {
+    fn a_repeated_header_has_no_single_value_and_every_value_in_order() {
         let r = Request::new(
             Method::GET,
             "/",
@@ -128,6 +128,15 @@ mod tests {
             Body::Complete(vec![]),
         );
         assert_eq!(r.single_header("a"), None);
+        let all: Vec<&[u8]> = r.header_values("a").collect();
+        assert_eq!(all, [&b"1"[..], b"2"]);
+        let once = Request::new(
+            Method::GET,
+            "/",
+            vec![("B".into(), b"x".to_vec())],
+            Body::Complete(vec![]),
+        );
+        assert_eq!(once.single_header("b"), Some(&b"x"[..]));
     }
 
     #[test]

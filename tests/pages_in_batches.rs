@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::{assert_error, json, Api};
+use common::{assert_error, json, page_ids, Api};
 use petstore::catalogue::PIECE_LEN;
 use petstore::store::KvStore;
 use petstore_testkit::{Backend, Fault, MemStore, Op};
@@ -135,12 +135,7 @@ fn a_fault_at_any_call_of_a_batched_page_is_a_503_or_the_right_page_and_changes_
                 api.store.clear_faults();
                 match r.status.as_u16() {
                     200 => {
-                        let listed: Vec<i64> = json(&r)
-                            .as_array()
-                            .unwrap()
-                            .iter()
-                            .map(|p| p["id"].as_i64().unwrap())
-                            .collect();
+                        let listed: Vec<i64> = page_ids(&r);
                         assert_eq!(listed[..], expected[..listed.len()], "{fault:?}");
                     }
                     _ => {
@@ -166,13 +161,7 @@ fn pages_made_while_creates_run_list_every_earlier_pet_once() {
         while let Some(target) = next {
             let r = api.get(&target);
             assert_eq!(r.status.as_u16(), 200);
-            seen.extend(
-                json(&r)
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|p| p["id"].as_i64().unwrap()),
-            );
+            seen.extend(page_ids(&r));
             next = r.header("link").map(common::next_target);
             for i in 0..4 {
                 ids.insert(api.create("late", ["available", "sold"][i % 2]));

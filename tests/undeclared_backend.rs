@@ -1,13 +1,13 @@
 //! A DynamoDB store whose `key_value_backend` was left at its default
 //! (`spin`): creates learn the store from DynamoDB's own answer to a lost
 //! race, and from then on retry and commit as on DynamoDB; the success path
-//! makes the same calls as before; the health probe keeps saying the
-//! declaration is wrong until an operator fixes it.
+//! makes the same calls as before. (The health probe keeps saying the
+//! declaration is wrong: tests/operations.rs, and on real `spin up`
+//! on_spin/dynamo.rs.)
 
 mod common;
 
 use common::{assert_error, Api};
-use http::Method;
 use petstore_testkit::{Backend, Fault, MemStore, Op};
 
 /// More failures in a row than the brief policy of SQLite and Redis rides
@@ -94,30 +94,4 @@ fn without_a_lost_race_an_undeclared_dynamodb_makes_todays_calls() {
     assert_eq!(keyed.status.as_u16(), 201);
     let replay = api.post_keyed("k-1", r#"{"name":"Tom","categoryId":2}"#);
     assert_eq!(replay.header("idempotent-replayed"), Some("true"));
-}
-
-#[test]
-fn health_says_the_declaration_is_wrong_until_it_is_fixed() {
-    let mut api = undeclared_dynamodb();
-    // The in-memory store takes an empty key; DynamoDB refuses it, as the
-    // probe's second read here.
-    api.store.reset_counts();
-    api.store.inject(Fault::Fail(2));
-    let handled = api.handle(petstore::request::Request::new(
-        Method::GET,
-        "/v1/health",
-        vec![],
-        petstore::request::Body::Complete(vec![]),
-    ));
-    assert_error(&handled.response, 503, "misconfigured");
-    let detail = handled.detail.unwrap();
-    assert!(
-        detail.starts_with("variable key_value_backend: 'spin'"),
-        "{detail}"
-    );
-    api.set_variable("key_value_backend", "aws_dynamo");
-    api.store.reset_counts();
-    api.store.inject(Fault::Fail(2));
-    let r = api.request(Method::GET, "/v1/health", &[], b"");
-    assert_eq!(r.status.as_u16(), 200);
 }

@@ -56,21 +56,6 @@ pub fn create<S: KvStore>(
     lease: Lease,
     claim_by: ClaimBy,
 ) -> Result<Created, ApiError> {
-    run(store, key, new, lease, claim_by).map_err(|e| match e {
-        ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {
-            ApiError::KeyedCreateUnavailable(e)
-        }
-        other => other,
-    })
-}
-
-fn run<S: KvStore>(
-    store: &Retrying<'_, S>,
-    key: &IdempotencyKey,
-    new: NewPet,
-    lease: Lease,
-    claim_by: ClaimBy,
-) -> Result<Created, ApiError> {
     let keyed = KeyedCreate {
         store,
         record_key: record_key(key),
@@ -78,19 +63,12 @@ fn run<S: KvStore>(
         lease,
         claim_by,
     };
-    match claim_by {
-        ClaimBy::Increment => match store.increment(&keyed.record_key, 0)? {
-            0 => keyed.lead(None),
-            bound => keyed.follow(bound),
-        },
-        ClaimBy::PutIfAbsent => {
-            let (cas, current) = keyed.begin()?;
-            match keyed.owner(current.as_deref())? {
-                None => keyed.lead(Some((cas, current))),
-                Some(bound) => keyed.follow(bound),
-            }
+    keyed.run().map_err(|e| match e {
+        ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {
+            ApiError::KeyedCreateUnavailable(e)
         }
-    }
+        other => other,
+    })
 }
 
 struct KeyedCreate<'s, 'r, S: KvStore> {
@@ -105,6 +83,23 @@ struct KeyedCreate<'s, 'r, S: KvStore> {
 type Begun<C> = (C, Option<Vec<u8>>);
 
 impl<'r, S: KvStore> KeyedCreate<'_, 'r, S> {
+    /// Reads the key's word: free → lead the create; bound → follow it.
+    fn run(&self) -> Result<Created, ApiError> {
+        match self.claim_by {
+            ClaimBy::Increment => match self.store.increment(&self.record_key, 0)? {
+                0 => self.lead(None),
+                bound => self.follow(bound),
+            },
+            ClaimBy::PutIfAbsent => {
+                let (cas, current) = self.begin()?;
+                match self.owner(current.as_deref())? {
+                    None => self.lead(Some((cas, current))),
+                    Some(bound) => self.follow(bound),
+                }
+            }
+        }
+    }
+
     fn catalogue(&self) -> Catalogue<'_, Retrying<'r, S>> {
         Catalogue::new(self.store)
     }

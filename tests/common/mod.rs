@@ -8,6 +8,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 
 use http::Method;
+use petstore::model::{NewPet, PetStatus};
 use petstore::platform::Platform;
 use petstore::request::{Body, Request, MAX_BODY_BYTES};
 use petstore::response::Response;
@@ -16,6 +17,8 @@ use petstore_testkit::{Backend, Fault, MemStore};
 use serde_json::Value;
 
 pub const KEY: &str = "test-key";
+/// `Authorization` with [`KEY`].
+pub const AUTH: &str = "Bearer test-key";
 /// The lease of keyed creates in these tests, and the clock's start.
 pub const LEASE_MS: u64 = 10_000;
 pub const START_MS: u64 = 1_800_000_000_000;
@@ -121,6 +124,16 @@ impl Api {
     }
 
     /// An authenticated GET, with what the log gets (notes, detail).
+    /// `GET /v1/health`, with what the log would say.
+    pub fn handle_health(&self) -> routes::Handled {
+        self.handle(Request::new(
+            Method::GET,
+            "/v1/health",
+            vec![],
+            Body::Complete(vec![]),
+        ))
+    }
+
     pub fn handle_get(&self, target: &str) -> routes::Handled {
         let auth = format!("Bearer {KEY}").into_bytes();
         let headers = vec![("authorization".to_string(), auth)];
@@ -228,13 +241,7 @@ impl Api {
                 "{}",
                 String::from_utf8_lossy(&r.body)
             );
-            ids.extend(
-                json(&r)
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|p| p["id"].as_i64().unwrap()),
-            );
+            ids.extend(page_ids(&r));
             next = r.header("link").map(next_target);
             pages += 1;
             assert!(pages < 100_000, "walk does not end");
@@ -253,6 +260,16 @@ pub fn attempts() -> u64 {
 /// create's calls: attempt k of that call is call `n + k - 1`).
 pub fn every_attempt(n: u64, fault: fn(u64) -> Fault) -> Vec<Fault> {
     (n..n + attempts()).map(fault).collect()
+}
+
+/// The ids of a page's pets, in the order listed.
+pub fn page_ids(r: &Response) -> Vec<i64> {
+    json(r)
+        .as_array()
+        .expect("a JSON array")
+        .iter()
+        .map(|p| p["id"].as_i64().expect("an id"))
+        .collect()
 }
 
 pub fn json(r: &Response) -> Value {
@@ -287,4 +304,65 @@ pub fn assert_error(r: &Response, status: u16, code: &str) -> String {
         "only code, message, status: {body}"
     );
     body["message"].as_str().unwrap().to_string()
+}
+
+// Keyed creates (tests/idempotency*.rs), on each backend's quirks.
+
+/// Each backend's quirks, with the `key_value_backend` it is declared as
+/// (which chooses how a keyed create claims its key).
+pub const BACKENDS: [(Backend, &str); 4] = [
+    (Backend::Clean, "spin"),
+    (Backend::Sqlite, "spin"),
+    (Backend::Redis, "redis"),
+    (Backend::Dynamo, "aws_dynamo"),
+];
+pub const REX: &str = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
+
+pub fn api((backend, declared): (Backend, &str)) -> Api {
+    let mut api = Api::on(MemStore::new(backend));
+    api.set_variable("key_value_backend", declared);
+    api
+}
+
+pub fn assert_created(r: &Response) -> i64 {
+    assert_eq!(
+        r.status.as_u16(),
+        201,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let id = json(r)["id"].as_i64().unwrap();
+    assert_eq!(
+        r.header("location"),
+        Some(format!("/v1/pets/{id}").as_str())
+    );
+    id
+}
+
+/// The pets named `name`: in the unfiltered walk, in the walk of `status`,
+/// and fetchable one by one.
+pub fn pets_named(api: &Api, name: &str, status: &str) -> (Vec<i64>, Vec<i64>) {
+    let named = |target: &str| {
+        api.walk(target)
+            .into_iter()
+            .filter(|id| json(&api.get(&format!("/v1/pets/{id}")))["name"] == name)
+            .collect::<Vec<_>>()
+    };
+    (
+        named("/v1/pets?limit=100"),
+        named(&format!("/v1/pets?status={status}&limit=100")),
+    )
+}
+
+/// The test kit's backends whose `set-many` is atomic, as the key-value
+/// tests run them (declared `spin`).
+pub const QUIRKS: [Backend; 3] = [Backend::Clean, Backend::Sqlite, Backend::Redis];
+
+/// A new pet of this name and status, as the API would parse it.
+pub fn new_pet(name: &str, status: PetStatus) -> NewPet {
+    let body = format!(
+        r#"{{"name":"{name}","categoryId":3,"status":"{}"}}"#,
+        status.as_str()
+    );
+    NewPet::from_json(body.as_bytes()).unwrap()
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::client::{Api, KEY, ROTATED_KEY};
+use crate::client::{Api, Reply, KEY, ROTATED_KEY};
 use crate::scratch::ScratchDir;
 use crate::workspace;
 
@@ -264,19 +264,33 @@ impl SpinUp {
         }
     }
 
+    /// `GET /v1/health` (no key: it is public) with this `X-Request-Id`.
+    pub fn probe(&self, request_id: &str) -> Reply {
+        self.api.send(
+            "GET",
+            "/v1/health",
+            None,
+            &[("x-request-id", request_id)],
+            None,
+        )
+    }
+
+    /// The probe answers 503 `misconfigured`; the cause its log line gives.
+    pub fn misconfigured_cause(&self, request_id: &str) -> String {
+        self.probe(request_id).assert_error(503, "misconfigured");
+        self.log_line(request_id)["cause"]
+            .as_str()
+            .expect("a cause")
+            .to_string()
+    }
+
     /// Asserts that no request so far reached the API component: one that
     /// does (a health probe with its own id) is sent, its line awaited,
     /// and the log must hold that line alone. No fixed wait: the line
     /// written after the earlier requests' answers is the sign the log
     /// has caught up.
     pub fn assert_no_request_was_logged(&self) {
-        let r = self.api.send(
-            "GET",
-            "/v1/health",
-            None,
-            &[("x-request-id", "log-marker")],
-            None,
-        );
+        let r = self.probe("log-marker");
         assert_eq!(r.status, 200, "{}", r.body);
         self.log_line("log-marker");
         let lines = self.log_lines();

@@ -46,7 +46,8 @@ fn unkeyed_creates_never_compare_and_swap(server: &Arc<Server>) {
 }
 
 #[test]
-fn sqlite_absent_key_cas_loses_one_of_two_first_writers_and_the_component_never_relies_on_it() {
+fn sqlite_absent_key_cas_loses_one_of_two_first_writers_and_unkeyed_creates_never_compare_and_swap()
+{
     let server = Arc::new(serve(Backend::Sqlite));
     let kv = server.kv();
     let mut a = kv.cas_new("probe").unwrap();
@@ -57,13 +58,13 @@ fn sqlite_absent_key_cas_loses_one_of_two_first_writers_and_the_component_never_
     assert!(kv.swap(&mut b, b"B").unwrap(), "B is told it swapped");
     assert_eq!(kv.peek("probe").unwrap(), b"B", "A's write is lost");
     // A keyed create's one compare-and-swap is on a key that `increment`
-    // created, never an absent one: tests/idempotency.rs runs it under this
+    // created, never an absent one: tests/idempotency_races.rs runs it under this
     // quirk.
     unkeyed_creates_never_compare_and_swap(&server);
 }
 
 #[test]
-fn redis_swap_writes_and_reports_failure_and_the_component_appends_each_pet_once() {
+fn redis_swap_writes_and_reports_failure_and_unkeyed_creates_never_compare_and_swap() {
     let server = Arc::new(serve(Backend::Redis));
     let kv = server.kv();
     kv.set("probe", b"old").unwrap();
@@ -72,7 +73,7 @@ fn redis_swap_writes_and_reports_failure_and_the_component_appends_each_pet_once
     assert!(!kv.swap(&mut cas, b"new").unwrap(), "reported cas-failed");
     assert_eq!(kv.peek("probe").unwrap(), b"new", "yet written");
     // No lying swap to retry and no connection per swap. A keyed create's
-    // claim reads the outcome back: tests/idempotency.rs.
+    // claim reads the outcome back: tests/idempotency_races.rs.
     unkeyed_creates_never_compare_and_swap(&server);
 }
 

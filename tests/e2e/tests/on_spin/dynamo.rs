@@ -37,18 +37,7 @@ fn sixty_four_creates_at_once_on_an_undeclared_dynamodb_all_answer_201() {
     let ids = create_in_parallel(std::slice::from_ref(&spin.api), 64, 64);
     assert_eq!(ids.len(), 64);
     spin.api.assert_consistent(&ids, 1);
-    let r = spin.api.send(
-        "GET",
-        "/v1/health",
-        None,
-        &[("x-request-id", "undeclared")],
-        None,
-    );
-    r.assert_error(503, "misconfigured");
-    let cause = spin.log_line("undeclared")["cause"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let cause = spin.misconfigured_cause("undeclared");
     assert!(
         cause.starts_with("variable key_value_backend: 'spin'"),
         "{cause}"
@@ -80,18 +69,7 @@ fn three_hundred_creates_from_8_clients_leave_no_hole() {
 fn a_dynamodb_store_declared_as_sqlite_fails_the_probe() {
     let store = Store::new(Backend::Dynamo);
     let spin = store.launch().variable("key_value_backend", "spin").start();
-    let r = spin.api.send(
-        "GET",
-        "/v1/health",
-        None,
-        &[("x-request-id", "probe")],
-        None,
-    );
-    r.assert_error(503, "misconfigured");
-    let cause = spin.log_line("probe")["cause"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let cause = spin.misconfigured_cause("probe");
     assert!(
         cause.starts_with("variable key_value_backend: 'spin'"),
         "{cause}"

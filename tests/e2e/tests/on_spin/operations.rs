@@ -103,13 +103,7 @@ fn health_answers_without_a_key_on_every_backend() {
     for backend in Backend::ALL {
         let store = Store::new(backend);
         let spin = store.start();
-        let r = spin.api.send(
-            "GET",
-            "/v1/health",
-            None,
-            &[("x-request-id", "probe-1")],
-            None,
-        );
+        let r = spin.probe("probe-1");
         assert_eq!(
             (r.status, r.body.as_str()),
             (200, r#"{"status":"ok"}"#),
