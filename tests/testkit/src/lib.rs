@@ -306,11 +306,14 @@ impl KvStore for MemStore {
 
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
         let fault = self.enter(Op::Increment(key.into()), 1);
-        let text = self.0.borrow().backend == Backend::Dynamo;
+        let backend = self.0.borrow().backend;
+        // Redis (`INCRBY`) and DynamoDB keep counters as decimal text;
+        // Spin's SQLite as 8 bytes little-endian.
+        let text = matches!(backend, Backend::Redis | Backend::Dynamo);
         if matches!(fault, Some(Fault::Fail(_))) {
             // On DynamoDB a failed `increment` is most often a race lost:
             // Spin reports its conditional write's cancellation.
-            return Err(if text {
+            return Err(if backend == Backend::Dynamo {
                 StoreError(DYNAMODB_RACE_LOST.into())
             } else {
                 failed("increment")
@@ -333,7 +336,7 @@ impl KvStore for MemStore {
             .checked_add(delta)
             .ok_or_else(|| StoreError("counter overflow".into()))?;
         // Stored as 8 bytes little-endian, as Spin's SQLite backend does;
-        // on DynamoDB as decimal text.
+        // on Redis and DynamoDB as decimal text.
         let stored = if text {
             next.to_string().into_bytes()
         } else {
