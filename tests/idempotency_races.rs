@@ -151,19 +151,16 @@ fn both_ways_of_claiming_on_one_dynamodb_store_elect_one_creator() {
 /// Retries `body` with `key` until a 201, moving the clock past the lease
 /// whenever the answer is a 409, as a client honouring `Retry-After` does.
 fn retry_until_created(api: &Api, key: &str, body: &str) -> i64 {
-    for _ in 0..10 {
-        let r = api.post_keyed(key, body);
-        match r.status.as_u16() {
-            201 => return assert_created(&r),
-            409 => {
-                let wait: u64 = r.header("retry-after").unwrap().parse().unwrap();
-                api.advance_ms(wait * 1000);
-            }
-            503 => {}
-            s => panic!("{s}: {}", String::from_utf8_lossy(&r.body)),
-        }
-    }
-    panic!("no 201 after 10 retries");
+    let created = petstore_testkit::retry_until_created(
+        10,
+        || {
+            let r = api.post_keyed(key, body);
+            let after = r.header("retry-after").and_then(|v| v.parse().ok());
+            (r.status.as_u16(), after, r)
+        },
+        |ms| api.advance_ms(ms),
+    );
+    assert_created(&created)
 }
 
 #[test]

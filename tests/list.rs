@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::{assert_error, json, next_target, page_ids, Api};
+use common::{assert_error, json, page_ids, Api};
+use petstore_testkit::next_target;
 use serde_json::json;
 
 #[test]

@@ -23,7 +23,7 @@ fn declared(store: &MemStore, backend: &str) -> Api {
 /// `n` pets, statuses in turn, created on a store declared DynamoDB; the
 /// API and the ids.
 fn catalogue(n: usize) -> (Api, BTreeSet<i64>) {
-    let api = declared(&MemStore::new(Backend::Clean), "aws_dynamo");
+    let api = declared(&MemStore::new(Backend::Memory), "aws_dynamo");
     let ids = (0..n)
         .map(|i| api.create("p", ["available", "pending", "sold"][i % 3]))
         .collect();
@@ -162,7 +162,7 @@ fn pages_made_while_creates_run_list_every_earlier_pet_once() {
             let r = api.get(&target);
             assert_eq!(r.status.as_u16(), 200);
             seen.extend(page_ids(&r));
-            next = r.header("link").map(common::next_target);
+            next = r.header("link").map(petstore_testkit::next_target);
             for i in 0..4 {
                 ids.insert(api.create("late", ["available", "sold"][i % 2]));
             }

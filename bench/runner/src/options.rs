@@ -63,7 +63,7 @@ fn list<T>(value: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>> {
 }
 
 fn backend(name: &str) -> Option<Backend> {
-    Backend::ALL.into_iter().find(|b| b.name() == name)
+    Backend::SPIN.into_iter().find(|b| b.name() == name)
 }
 
 pub fn parse() -> Result<Options> {

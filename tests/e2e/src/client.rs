@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
+use petstore_testkit::Reader;
 use serde_json::Value;
 
 /// The API key every suite's deployments accept (besides a rotated one).
@@ -70,10 +71,7 @@ impl Reply {
 
     /// The target of `Link: <…>; rel="next"`, if any.
     pub fn next_link(&self) -> Option<String> {
-        let link = self.header("link")?;
-        assert!(link.ends_with(r#">; rel="next""#), "{link}");
-        let target = link.trim_start_matches('<').split('>').next()?;
-        Some(target.to_string())
+        self.header("link").map(petstore_testkit::next_target)
     }
 }
 
@@ -208,55 +206,28 @@ impl Api {
 
     /// Follows `Link: rel="next"` from `path`; the pets in walk order.
     pub fn walk_pets(&self, path: &str) -> Vec<Value> {
-        let mut pets = Vec::new();
-        let mut next = Some(path.to_string());
-        while let Some(page) = next {
-            let r = self.get(&page);
-            assert_eq!(r.status, 200, "{page}: {}", r.body);
-            pets.extend(r.pets());
-            next = r.next_link();
-            assert!(pets.len() < 1_000_000, "walk does not end");
-        }
-        pets
+        petstore_testkit::walk_pets(self, path)
     }
 
     /// Follows `Link: rel="next"` from `path`; the ids in walk order.
     pub fn walk(&self, path: &str) -> Vec<i64> {
-        self.walk_pets(path).iter().map(pet_id).collect()
+        petstore_testkit::walk(self, path)
     }
 
-    /// The whole catalogue, as its walks show it: the unfiltered walk lists
-    /// exactly `expected`, once each, in ascending id; each pet appears once
-    /// in the walk of **its own** status and in no other. Pets from id
-    /// `fetch_from` on are also fetched one by one (getPet), equal to their
-    /// listed JSON.
+    /// The whole catalogue as its walks show it, in pages of 100; pets from
+    /// id `fetch_from` on also fetched one by one:
+    /// `petstore_testkit::assert_consistent`.
     pub fn assert_consistent(&self, expected: &BTreeSet<i64>, fetch_from: i64) {
-        let all = self.walk_pets("/v1/pets?limit=100");
-        let ids: Vec<i64> = all.iter().map(pet_id).collect();
-        assert!(ids.windows(2).all(|w| w[0] < w[1]), "ascending, once each");
-        assert_eq!(ids.iter().copied().collect::<BTreeSet<_>>(), *expected);
-        let mut by_status: BTreeMap<&str, BTreeSet<i64>> = BTreeMap::new();
-        for pet in &all {
-            let status = pet["status"].as_str().expect("a status");
-            by_status.entry(status).or_default().insert(pet_id(pet));
-        }
-        for status in STATUSES {
-            let walked = self.walk(&format!("/v1/pets?limit=100&status={status}"));
-            let distinct: BTreeSet<i64> = walked.iter().copied().collect();
-            assert_eq!(distinct.len(), walked.len(), "{status}: a pet listed twice");
-            assert_eq!(
-                distinct,
-                by_status.remove(status).unwrap_or_default(),
-                "the walk of {status} lists exactly the pets of that status"
-            );
-        }
-        assert!(by_status.is_empty(), "unknown statuses: {by_status:?}");
-        for pet in all.iter().filter(|p| pet_id(p) >= fetch_from) {
-            let id = pet_id(pet);
-            let fetched = self.get(&format!("/v1/pets/{id}"));
-            assert_eq!(fetched.status, 200, "pet {id} not fetchable");
-            assert_eq!(&fetched.json(), pet, "pet {id}: getPet and the list agree");
-        }
+        petstore_testkit::assert_consistent(self, expected, 100, fetch_from, "over HTTP");
+    }
+}
+
+impl Reader for Api {
+    fn read(&self, target: &str) -> (u16, Value, Option<String>) {
+        let r = self.get(target);
+        let body = serde_json::from_str(&r.body).unwrap_or(Value::Null);
+        let next = r.header("link").and_then(petstore_testkit::next_of);
+        (r.status, body, next)
     }
 }
 
@@ -307,14 +278,40 @@ pub fn pet_body(name: &str, status: &str) -> String {
     format!(r#"{{"name":"{name}","categoryId":2,"status":"{status}"}}"#)
 }
 
-/// The ids the client threads created, each at most once: joins them all
-/// and fails on an id handed out twice.
-pub fn distinct_ids(clients: Vec<std::thread::JoinHandle<Vec<i64>>>) -> BTreeSet<i64> {
-    let ids: Vec<i64> = clients
-        .into_iter()
-        .flat_map(|h| h.join().expect("client thread"))
-        .collect();
+/// The ids the clients created, each at most once: fails on an id handed
+/// out twice.
+pub fn distinct_ids(ids: Vec<i64>) -> BTreeSet<i64> {
     let distinct: BTreeSet<i64> = ids.iter().copied().collect();
     assert_eq!(distinct.len(), ids.len(), "duplicate ids");
     distinct
+}
+
+/// The suites' one fan-out: `total` jobs on `clients` threads that start
+/// together (a barrier), job `i` on thread `i % clients`, each thread's in
+/// order; the results in job order. A job that panics fails the test.
+pub fn fan_out<T: Send + 'static>(
+    clients: usize,
+    total: usize,
+    job: impl Fn(usize) -> T + Send + Sync + 'static,
+) -> Vec<T> {
+    let job = std::sync::Arc::new(job);
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(clients));
+    let threads: Vec<_> = (0..clients)
+        .map(|t| {
+            let (job, barrier) = (job.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                (t..total)
+                    .step_by(clients)
+                    .map(|i| (i, job(i)))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut done: Vec<(usize, T)> = threads
+        .into_iter()
+        .flat_map(|t| t.join().expect("a client thread"))
+        .collect();
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, result)| result).collect()
 }

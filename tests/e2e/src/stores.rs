@@ -17,29 +17,11 @@ use crate::dynamo;
 use crate::scratch::ScratchDir;
 use crate::spin::{Launch, SpinUp};
 
-/// Spin's key-value backends that the suites run on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// `spin up`'s default: a SQLite file in the state directory.
-    Sqlite,
-    /// Spin's `redis` backend, through a runtime-config file.
-    Redis,
-    /// Spin's `aws_dynamo` backend over DynamoDB Local, through a
-    /// runtime-config file (`consistent_read = true`).
-    Dynamo,
-}
-
-impl Backend {
-    pub const ALL: [Backend; 3] = [Backend::Sqlite, Backend::Redis, Backend::Dynamo];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Sqlite => "sqlite",
-            Backend::Redis => "redis",
-            Backend::Dynamo => "dynamo",
-        }
-    }
-}
+/// The tests' one vocabulary for a backend; the suites here run on
+/// [`Backend::SPIN`]: `spin up`'s default SQLite file in the state
+/// directory, Spin's `redis` backend and its `aws_dynamo` backend over
+/// DynamoDB Local (`consistent_read = true`), through a runtime-config file.
+pub use petstore_testkit::Backend;
 
 /// A backend, and whether operators declared it (`key_value_backend`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +57,9 @@ impl Store {
         let dir = ScratchDir::new("store");
         let (mut redis, mut table) = (None, None);
         let config = match backend {
+            Backend::Memory => {
+                panic!("real spin up has no in-memory store: use one of Backend::SPIN")
+            }
             Backend::Sqlite => None,
             Backend::Redis => {
                 let server = RedisServer::start().expect("start redis-server");
@@ -146,7 +131,7 @@ impl Store {
     pub fn launch(&self) -> Launch {
         let mut launch = Launch::petstore(&self.state_dir(), self.runtime_config().as_deref());
         match self.backend {
-            Backend::Sqlite => {}
+            Backend::Memory | Backend::Sqlite => {}
             Backend::Redis if self.declared => {
                 launch = launch.variable("key_value_backend", "redis")
             }
@@ -172,6 +157,7 @@ impl Store {
     /// seed it before `spin up` starts, or to read what it stored.
     pub fn direct(&self) -> KvStore {
         let (backend, location) = match self.backend {
+            Backend::Memory => (kv::Backend::Memory, Location::default()),
             Backend::Sqlite => {
                 std::fs::create_dir_all(self.state_dir()).expect("the state directory");
                 let file = self.state_dir().join("sqlite_key_value.db");

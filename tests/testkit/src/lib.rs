@@ -1,5 +1,7 @@
 //! Test-only: an in-memory [`KvStore`] with Spin's atomic semantics, for the
-//! component's native tests, the one emulation of the backends' quirks.
+//! component's native tests, the one emulation of the backends' quirks; and
+//! the tests' one vocabulary for a backend ([`Backend`]) and a fault
+//! ([`Fault`]), which the test host and the end-to-end suites take too.
 //!
 //! It can behave like the backends described in `docs/spin-platform.md`
 //! ([`Backend`]) and inject faults ([`Fault`]), so the unit tests show that
@@ -8,16 +10,20 @@
 //! like two component instances sharing Spin's `default` store.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
 use petstore::store::{KvStore, StoreError, SwapReport};
+use serde_json::Value;
 
-/// Which real backend's compare-and-swap behaviour to reproduce.
+/// One of Spin's key-value backends, or an ideal one: the quirks this store
+/// reproduces, the engine the test host drives, the store real `spin up`
+/// runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
-    /// Ideal semantics: CAS fails exactly when the key changed since `cas_begin`.
-    Clean,
+    /// Ideal semantics in memory: CAS fails exactly when the key changed
+    /// since `cas_begin`.
+    Memory,
     /// Spin's SQLite: the swap is `UPDATE … WHERE value = <value seen at
     /// cas_begin>` (values compared, not versions); on a key that was absent
     /// at `cas_begin` it is an unconditional upsert (a concurrent creator's
@@ -27,17 +33,89 @@ pub enum Backend {
     Redis,
     /// Spin's DynamoDB: counters are decimal text; a compare-and-swap is
     /// conditioned on what `current` saw, its absence included (an atomic
-    /// put-if-absent), as [`Backend::Clean`]'s is.
+    /// put-if-absent), as [`Backend::Memory`]'s is.
     Dynamo,
 }
 
-/// A fault to inject on a future call, counted from 1 over all calls.
+impl Backend {
+    /// The backends that need nothing but this machine (the test host's
+    /// engines; DynamoDB needs DynamoDB Local).
+    pub const LOCAL: [Backend; 3] = [Backend::Memory, Backend::Sqlite, Backend::Redis];
+    /// Spin's own backends, as real `spin up` runs them.
+    pub const SPIN: [Backend; 3] = [Backend::Sqlite, Backend::Redis, Backend::Dynamo];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Memory => "memory",
+            Backend::Sqlite => "sqlite",
+            Backend::Redis => "redis",
+            Backend::Dynamo => "dynamo",
+        }
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        [
+            Backend::Memory,
+            Backend::Sqlite,
+            Backend::Redis,
+            Backend::Dynamo,
+        ]
+        .into_iter()
+        .find(|b| b.name() == s)
+        .ok_or_else(|| format!("unknown backend '{s}' (memory, sqlite, redis, dynamo)"))
+    }
+}
+
+/// A fault to inject on a future call, counted from 1 over all calls: in
+/// the in-memory store here, and armed at the N-th call in the test host
+/// (`petstore-host`), which takes the same faults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// Call `n` fails and changes nothing.
     Fail(u64),
     /// Call `n` is applied, then its reply is lost (the caller sees an error).
     LoseReply(u64),
+    /// A `set-many` applies only one of its pairs (the first, or the last),
+    /// then fails: a batch that is neither atomic nor ordered (Spin's
+    /// DynamoDB `BatchWriteItem`) failing part-way. Any other call fails.
+    Partial(u64, Part),
+}
+
+/// Which pair of a `set-many` a [`Fault::Partial`] applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    First,
+    Last,
+}
+
+impl Fault {
+    /// The call it strikes.
+    pub fn call(self) -> u64 {
+        match self {
+            Fault::Fail(n) | Fault::LoseReply(n) | Fault::Partial(n, _) => n,
+        }
+    }
+}
+
+impl std::str::FromStr for Fault {
+    type Err = String;
+    /// `fail:N`, `lose-reply:N`, `partial-first:N`, `partial-last:N`.
+    fn from_str(s: &str) -> Result<Fault, String> {
+        let (kind, n) = s.split_once(':').ok_or("KIND:N")?;
+        let n: u64 = n
+            .parse()
+            .map_err(|_| format!("'{n}' is not a call number"))?;
+        match kind {
+            "fail" => Ok(Fault::Fail(n)),
+            "lose-reply" => Ok(Fault::LoseReply(n)),
+            "partial-first" => Ok(Fault::Partial(n, Part::First)),
+            "partial-last" => Ok(Fault::Partial(n, Part::Last)),
+            _ => Err(format!("unknown fault '{kind}'")),
+        }
+    }
 }
 
 /// One operation, as counted and as seen by hooks.
@@ -85,7 +163,7 @@ pub struct MemStore(Rc<RefCell<Inner>>);
 
 impl Default for MemStore {
     fn default() -> Self {
-        MemStore::new(Backend::Clean)
+        MemStore::new(Backend::Memory)
     }
 }
 
@@ -194,10 +272,18 @@ impl MemStore {
         inner.calls += call_weight;
         let last = inner.calls;
         inner.log.push(op);
-        let hit = inner.faults.iter().position(|f| match f {
-            Fault::Fail(n) | Fault::LoseReply(n) => (first..=last).contains(n),
-        });
-        hit.map(|i| inner.faults.remove(i))
+        let hit = inner
+            .faults
+            .iter()
+            .position(|f| (first..=last).contains(&f.call()));
+        let fault = hit.map(|i| inner.faults.remove(i));
+        // A partial batch is a failure of any call but a `set-many`.
+        match (fault, inner.log.last()) {
+            (Some(Fault::Partial(n, _)), Some(op)) if !matches!(op, Op::SetMany(_)) => {
+                Some(Fault::Fail(n))
+            }
+            (fault, _) => fault,
+        }
     }
 
     fn write(inner: &mut Inner, key: &str, value: &[u8]) {
@@ -287,7 +373,8 @@ impl KvStore for MemStore {
         }
     }
 
-    /// All or nothing, like Spin's SQLite transaction and Redis `MSET`.
+    /// All or nothing, like Spin's SQLite transaction and Redis `MSET`,
+    /// unless a [`Fault::Partial`] makes it fail part-way.
     fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
         let keys = pairs.iter().map(|(k, _)| k.clone()).collect();
         let fault = self.enter(Op::SetMany(keys), 1);
@@ -295,6 +382,16 @@ impl KvStore for MemStore {
             return Err(failed("set-many"));
         }
         let mut inner = self.0.borrow_mut();
+        if let Some(Fault::Partial(_, part)) = fault {
+            let applied = match part {
+                Part::First => pairs.first(),
+                Part::Last => pairs.last(),
+            };
+            if let Some((key, value)) = applied {
+                MemStore::write(&mut inner, key, value);
+            }
+            return Err(StoreError("set-many failed part-way".into()));
+        }
         for (key, value) in pairs {
             MemStore::write(&mut inner, key, value);
         }
@@ -392,6 +489,126 @@ impl KvStore for MemStore {
     }
 }
 
+/// A client retrying a keyed create until its 201, the one retry loop of
+/// the suites: `send` makes one attempt and says its status and its
+/// `Retry-After` (seconds); on a 409 the client waits that long (`wait_ms`:
+/// a real sleep over HTTP, a moved clock in memory), on a 503 it retries at
+/// once. Panics on any other status, or with no 201 after `tries`.
+pub fn retry_until_created<R>(
+    tries: usize,
+    mut send: impl FnMut() -> (u16, Option<u64>, R),
+    mut wait_ms: impl FnMut(u64),
+) -> R {
+    for _ in 0..tries {
+        match send() {
+            (201, _, reply) => return reply,
+            (409, after, _) => wait_ms(after.expect("a 409 says when to retry") * 1000),
+            (503, _, _) => {}
+            (status, _, _) => panic!("a keyed create answered {status}"),
+        }
+    }
+    panic!("no 201 after {tries} tries");
+}
+
+/// The target of a `Link` value if it is a `rel="next"` (getPet's answers
+/// carry `rel="successor-version"` instead).
+pub fn next_of(link: &str) -> Option<String> {
+    link.ends_with(r#">; rel="next""#)
+        .then(|| next_target(link))
+}
+
+/// A client that reads pages and pets: the native test client (through the
+/// core's router) and the HTTP one (real `spin up`, the test host) alike, so
+/// that both walk and check the catalogue with the same code.
+pub trait Reader {
+    /// `GET target` (authenticated): its status, its body as JSON, and the
+    /// target of its `Link: rel="next"`, if any.
+    fn read(&self, target: &str) -> (u16, Value, Option<String>);
+}
+
+/// The target of a `Link: <target>; rel="next"` value.
+pub fn next_target(link: &str) -> String {
+    assert!(link.ends_with(r#">; rel="next""#), "{link}");
+    let target = link.trim_start_matches('<').split('>').next();
+    target.expect("a target").to_string()
+}
+
+/// Follows `next` links from `target`; the pets in walk order.
+pub fn walk_pets(reader: &impl Reader, target: &str) -> Vec<Value> {
+    let mut pets = Vec::new();
+    let mut next = Some(target.to_string());
+    let mut pages = 0;
+    while let Some(page) = next {
+        let (status, body, link) = reader.read(&page);
+        assert_eq!(status, 200, "{page}: {body}");
+        pets.extend(body.as_array().expect("a list of pets").iter().cloned());
+        next = link;
+        pages += 1;
+        assert!(pages < 100_000, "walk does not end");
+    }
+    pets
+}
+
+/// Follows `next` links from `target`; the ids in walk order.
+pub fn walk(reader: &impl Reader, target: &str) -> Vec<i64> {
+    walk_pets(reader, target).iter().map(pet_id).collect()
+}
+
+fn pet_id(pet: &Value) -> i64 {
+    pet["id"].as_i64().expect("an id")
+}
+
+/// The suites' one check of the whole catalogue, as its walks show it: the
+/// unfiltered walk (pages of `limit`) lists exactly `expected`, once each,
+/// in ascending id; each pet appears once in the walk of its own status and
+/// in no other; pets from id `fetch_from` on are fetched one by one
+/// (getPet), equal to their listed JSON. `context` names the moment.
+pub fn assert_consistent(
+    reader: &impl Reader,
+    expected: &BTreeSet<i64>,
+    limit: usize,
+    fetch_from: i64,
+    context: &str,
+) {
+    let all = walk_pets(reader, &format!("/v1/pets?limit={limit}"));
+    let ids: Vec<i64> = all.iter().map(pet_id).collect();
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "ascending, once each: {ids:?} ({context})"
+    );
+    assert_eq!(
+        ids.iter().copied().collect::<BTreeSet<_>>(),
+        *expected,
+        "the unfiltered walk ({context})"
+    );
+    let mut by_status: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
+    for pet in &all {
+        let status = pet["status"].as_str().expect("a status").to_string();
+        by_status.entry(status).or_default().insert(pet_id(pet));
+    }
+    for status in ["available", "pending", "sold"] {
+        let walked = walk(reader, &format!("/v1/pets?limit={limit}&status={status}"));
+        let distinct: BTreeSet<i64> = walked.iter().copied().collect();
+        assert_eq!(
+            distinct.len(),
+            walked.len(),
+            "{status}: a pet listed twice ({context})"
+        );
+        assert_eq!(
+            distinct,
+            by_status.remove(status).unwrap_or_default(),
+            "the walk of {status} lists exactly the pets of that status ({context})"
+        );
+    }
+    assert!(by_status.is_empty(), "unknown statuses: {by_status:?}");
+    for pet in all.iter().filter(|p| pet_id(p) >= fetch_from) {
+        let id = pet_id(pet);
+        let (status, fetched, _) = reader.read(&format!("/v1/pets/{id}"));
+        assert_eq!(status, 200, "pet {id} not fetchable ({context})");
+        assert_eq!(&fetched, pet, "pet {id}: getPet and the list agree");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! The store reproduces each measured quirk; the catalogue tests rely on it.
@@ -399,7 +616,7 @@ mod tests {
 
     #[test]
     fn clean_cas_fails_when_the_key_changed() {
-        let s = MemStore::new(Backend::Clean);
+        let s = MemStore::new(Backend::Memory);
         let (a, cur) = s.cas_begin("k").unwrap();
         assert_eq!(cur, None);
         let (b, _) = s.cas_begin("k").unwrap();

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use petstore::model::PetStatus;
-use petstore_e2e::client::{pet_body, STATUSES};
+use petstore_e2e::client::{fan_out, pet_body, STATUSES};
 use petstore_host::kv::{Backend, Fault};
 use petstore_host::preload::preload;
 
@@ -27,39 +27,34 @@ struct Outcomes {
 
 /// `total` creates from `threads` client threads at once.
 fn create_in_parallel(server: &Arc<Server>, threads: usize, total: usize) -> Outcomes {
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let server = server.clone();
-            std::thread::spawn(move || {
-                let mut out = Outcomes::default();
-                for i in (t..total).step_by(threads) {
-                    let status = STATUSES[i % 3];
-                    let r = server.api.post(&pet_body(&format!("c{i}"), status));
-                    match r.status {
-                        201 => {
-                            assert_eq!(r.json()["status"], status);
-                            out.ids.push(r.created_id());
-                        }
-                        503 => {
-                            r.assert_error(503, "store_unavailable");
-                            assert_eq!(r.header("retry-after"), Some("1"));
-                            out.unavailable += 1;
-                            let message = r.json()["message"].as_str().unwrap().to_string();
-                            out.uncertain += usize::from(message.contains("may have been created"));
-                        }
-                        other => panic!("create answered {other}: {}", r.body),
-                    }
-                }
-                out
-            })
-        })
-        .collect();
+    let server = server.clone();
+    // Each create's answer: its id, or whether a 503 said the pet may exist.
+    let answers = fan_out(threads, total, move |i| {
+        let status = STATUSES[i % 3];
+        let r = server.api.post(&pet_body(&format!("c{i}"), status));
+        match r.status {
+            201 => {
+                assert_eq!(r.json()["status"], status);
+                Ok(r.created_id())
+            }
+            503 => {
+                r.assert_error(503, "store_unavailable");
+                assert_eq!(r.header("retry-after"), Some("1"));
+                let message = r.json()["message"].as_str().unwrap().to_string();
+                Err(message.contains("may have been created"))
+            }
+            other => panic!("create answered {other}: {}", r.body),
+        }
+    });
     let mut all = Outcomes::default();
-    for h in handles {
-        let out = h.join().expect("client thread");
-        all.ids.extend(out.ids);
-        all.unavailable += out.unavailable;
-        all.uncertain += out.uncertain;
+    for answer in answers {
+        match answer {
+            Ok(id) => all.ids.push(id),
+            Err(uncertain) => {
+                all.unavailable += 1;
+                all.uncertain += usize::from(uncertain);
+            }
+        }
     }
     all
 }

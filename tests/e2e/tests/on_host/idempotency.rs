@@ -23,20 +23,23 @@ fn calls_of_a_keyed_create(server: &Server) -> u64 {
 /// Retries until a 201, waiting out the lease on a 409 as a client that
 /// honours `Retry-After` would (the suites' lease is shorter than a second).
 fn retry_until_created(api: &Api, key: &str, body: &str) -> Reply {
-    for _ in 0..20 {
-        let r = api.post_keyed(key, body);
-        match r.status {
-            201 => return r,
-            409 => {
-                r.assert_error(409, "idempotency_key_in_use");
-                assert_eq!(r.header("retry-after"), Some("1"));
-                std::thread::sleep(Duration::from_millis(LEASE_MS + 50));
+    petstore_testkit::retry_until_created(
+        20,
+        || {
+            let r = api.post_keyed(key, body);
+            match r.status {
+                409 => {
+                    r.assert_error(409, "idempotency_key_in_use");
+                    assert_eq!(r.header("retry-after"), Some("1"));
+                }
+                503 => r.assert_error(503, "store_unavailable"),
+                _ => {}
             }
-            503 => r.assert_error(503, "store_unavailable"),
-            other => panic!("{other}: {}", r.body),
-        }
-    }
-    panic!("no 201 after 20 retries");
+            let after = r.header("retry-after").and_then(|v| v.parse().ok());
+            (r.status, after, r)
+        },
+        |_| std::thread::sleep(Duration::from_millis(LEASE_MS + 50)),
+    )
 }
 
 #[test]

@@ -5,29 +5,19 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use petstore_e2e::client::distinct_ids;
+use petstore_e2e::client::{distinct_ids, fan_out};
 use petstore_host::kv::Backend;
 
 use crate::support::{serve, Server};
 
 /// 16 clients create `total` pets at once; every create must answer 201.
 fn creates_at_once(server: &Arc<Server>, total: usize) -> BTreeSet<i64> {
-    let handles: Vec<_> = (0..16)
-        .map(|t| {
-            let server = server.clone();
-            std::thread::spawn(move || {
-                (t..total)
-                    .step_by(16)
-                    .map(|i| {
-                        server
-                            .api
-                            .create(&format!("q{i}"), ["available", "sold"][i % 2])
-                    })
-                    .collect::<Vec<_>>()
-            })
-        })
-        .collect();
-    distinct_ids(handles)
+    let server = server.clone();
+    distinct_ids(fan_out(16, total, move |i| {
+        server
+            .api
+            .create(&format!("q{i}"), ["available", "sold"][i % 2])
+    }))
 }
 
 /// Creates without an Idempotency-Key, and the readers that build index

@@ -3,34 +3,21 @@
 //! on an empty catalogue and on one of 10,000 pets.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use petstore::model::PetStatus;
-use petstore_e2e::client::{distinct_ids, pet_body, Api, STATUSES};
+use petstore_e2e::client::{distinct_ids, fan_out, pet_body, Api, STATUSES};
 use petstore_e2e::stores::{Backend, Store};
 
 /// `total` creates from `clients` threads at once; the ids of the 201s.
 /// Every create must answer 201: no fault is injected.
 pub fn create_in_parallel(apis: &[Api], clients: usize, total: usize) -> BTreeSet<i64> {
-    let apis = Arc::new(apis.to_vec());
-    let handles: Vec<_> = (0..clients)
-        .map(|t| {
-            let apis = apis.clone();
-            std::thread::spawn(move || {
-                (t..total)
-                    .step_by(clients)
-                    .map(|i| {
-                        let status = STATUSES[i % 3];
-                        let r = apis[i % apis.len()].post(&pet_body(&format!("c{i}"), status));
-                        let id = r.created_id();
-                        assert_eq!(r.json()["status"], status);
-                        id
-                    })
-                    .collect::<Vec<_>>()
-            })
-        })
-        .collect();
-    distinct_ids(handles)
+    let apis = apis.to_vec();
+    distinct_ids(fan_out(clients, total, move |i| {
+        let status = STATUSES[i % 3];
+        let r = apis[i % apis.len()].post(&pet_body(&format!("c{i}"), status));
+        assert_eq!(r.json()["status"], status);
+        r.created_id()
+    }))
 }
 
 pub fn status_of(n: usize) -> PetStatus {
@@ -38,7 +25,7 @@ pub fn status_of(n: usize) -> PetStatus {
 }
 
 fn parallel_creates_get_distinct_ids_each_listed_once(pets: usize) {
-    for backend in Backend::ALL {
+    for backend in Backend::SPIN {
         let store = Store::new(backend);
         store.preload(pets, status_of);
         let spin = store.start();

@@ -5,7 +5,6 @@
 //! then finished by the retry.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Barrier};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use petstore::catalogue::keys::record_key;
@@ -13,7 +12,7 @@ use petstore::catalogue::Batches;
 use petstore::catalogue::{encode_pet, Catalogue, Pending};
 use petstore::model::IdempotencyKey;
 use petstore::model::NewPet;
-use petstore_e2e::client::{Api, Reply};
+use petstore_e2e::client::{fan_out, Api, Reply};
 use petstore_e2e::stores::{Backend, Store};
 use petstore_host::preload::CoreView;
 
@@ -21,7 +20,7 @@ const REX: &str = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
 
 #[test]
 fn replays_reuse_and_validation() {
-    for backend in Backend::ALL {
+    for backend in Backend::SPIN {
         let store = Store::new(backend);
         let spin = store.start();
         let s = &spin.api;
@@ -64,22 +63,13 @@ fn replays_reuse_and_validation() {
 
 /// `clients` clients post at once; client `t` sends key `key(t)`.
 fn at_once(api: &Api, clients: usize, key: fn(usize) -> String) -> Vec<Reply> {
-    let barrier = Arc::new(Barrier::new(clients));
-    let handles: Vec<_> = (0..clients)
-        .map(|t| {
-            let (api, barrier) = (api.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                barrier.wait();
-                api.post_keyed(&key(t), REX)
-            })
-        })
-        .collect();
-    handles.into_iter().map(|h| h.join().unwrap()).collect()
+    let api = api.clone();
+    fan_out(clients, clients, move |t| api.post_keyed(&key(t), REX))
 }
 
 #[test]
 fn sixteen_clients_with_one_key_make_one_pet() {
-    for backend in Backend::ALL {
+    for backend in Backend::SPIN {
         let store = Store::new(backend);
         let spin = store.start();
         let mut ids = BTreeSet::new();
@@ -115,19 +105,10 @@ fn both_ways_of_claiming_on_one_dynamodb_table_make_one_pet() {
     let old = store.launch().variable("key_value_backend", "spin").start();
     for round in 0..4 {
         let key = format!("rolling-{round}");
-        let barrier = Arc::new(Barrier::new(16));
-        let handles: Vec<_> = (0..16)
-            .map(|t| {
-                let api = if t % 2 == 0 { &new.api } else { &old.api }.clone();
-                let (barrier, key) = (barrier.clone(), key.clone());
-                std::thread::spawn(move || {
-                    barrier.wait();
-                    api.post_keyed(&key, REX)
-                })
-            })
-            .collect();
+        let (apis, sent) = ([new.api.clone(), old.api.clone()], key.clone());
+        let replies = fan_out(16, 16, move |t| apis[t % 2].post_keyed(&sent, REX));
         let mut ids = BTreeSet::new();
-        for r in handles.into_iter().map(|h| h.join().unwrap()) {
+        for r in replies {
             match r.status {
                 201 => {
                     ids.insert(r.created_id());
@@ -161,7 +142,7 @@ fn both_ways_of_claiming_on_one_dynamodb_table_make_one_pet() {
 
 #[test]
 fn sixteen_clients_with_distinct_keys_make_sixteen_pets() {
-    for backend in Backend::ALL {
+    for backend in Backend::SPIN {
         let store = Store::new(backend);
         let spin = store.start();
         let replies = at_once(&spin.api, 16, |t| format!("key-{t}"));
@@ -210,7 +191,7 @@ fn seed_stopped_create(store: &Store, key: &str, body: &str, ago_ms: u64) -> i64
 #[test]
 fn a_create_stopped_after_its_claim_is_409_until_its_lease_ends_then_the_retry_finishes_it() {
     const LEASE_MS: u64 = 60_000;
-    for backend in Backend::ALL {
+    for backend in Backend::SPIN {
         let store = Store::new(backend);
         let spin = store
             .launch()

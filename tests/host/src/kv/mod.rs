@@ -14,7 +14,6 @@
 //! instance.
 
 pub mod dynamo;
-mod faults;
 pub mod memory;
 pub mod redis;
 pub mod sqlite;
@@ -25,74 +24,35 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-pub use faults::{Fault, Part};
+pub use petstore_testkit::{Backend, Fault, Part};
 pub use store::{Cas, KvStore, Stats};
 
-/// Which engine holds the data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// Ideal semantics in memory: a swap fails exactly when the key changed.
-    Memory,
-    /// Spin's default store: a SQLite file, driven as Spin drives it.
-    Sqlite,
-    /// Spin's Redis store: a real `redis-server`, driven as Spin drives it.
-    Redis,
-    /// Spin's AWS DynamoDB store: a table of a DynamoDB endpoint (DynamoDB
-    /// Local), driven as Spin drives it. Not in [`Backend::ALL`]: it needs a
-    /// running endpoint and a table (`--dynamo-endpoint`, `--dynamo-table`).
-    Dynamo,
-}
-
-impl Backend {
-    /// The backends that need nothing but this machine.
-    pub const ALL: [Backend; 3] = [Backend::Memory, Backend::Sqlite, Backend::Redis];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Memory => "memory",
-            Backend::Sqlite => "sqlite",
-            Backend::Redis => "redis",
-            Backend::Dynamo => "dynamo",
+/// The engine of `backend`, on the data at `location` (or a fresh store of
+/// its own); also as the memory engine when it is one (preloading dumps it).
+fn open(
+    backend: Backend,
+    location: &Location,
+) -> Result<(Arc<dyn Engine>, Option<memory::MemoryEngine>)> {
+    Ok(match backend {
+        Backend::Memory => {
+            let memory = memory::MemoryEngine::default();
+            (Arc::new(memory.clone()), Some(memory))
         }
-    }
-}
-
-impl Backend {
-    /// The engine, on the data at `location` (or a fresh store of its own);
-    /// also as the memory engine when it is one (preloading dumps it).
-    fn open(self, location: &Location) -> Result<(Arc<dyn Engine>, Option<memory::MemoryEngine>)> {
-        Ok(match self {
-            Backend::Memory => {
-                let memory = memory::MemoryEngine::default();
-                (Arc::new(memory.clone()), Some(memory))
-            }
-            Backend::Sqlite => (
-                Arc::new(sqlite::SqliteEngine::open(location.sqlite_file.clone())?),
-                None,
-            ),
-            Backend::Redis => (
-                Arc::new(redis::RedisEngine::open(location.redis_url.as_deref())?),
-                None,
-            ),
-            Backend::Dynamo => {
-                let (endpoint, table) = location.dynamo.as_ref().ok_or_else(|| {
-                    anyhow::anyhow!("the dynamo backend needs an endpoint and a table")
-                })?;
-                (Arc::new(dynamo::DynamoEngine::open(endpoint, table)?), None)
-            }
-        })
-    }
-}
-
-impl std::str::FromStr for Backend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Backend::ALL
-            .into_iter()
-            .chain([Backend::Dynamo])
-            .find(|b| b.name() == s)
-            .ok_or_else(|| format!("unknown backend '{s}' (memory, sqlite, redis, dynamo)"))
-    }
+        Backend::Sqlite => (
+            Arc::new(sqlite::SqliteEngine::open(location.sqlite_file.clone())?),
+            None,
+        ),
+        Backend::Redis => (
+            Arc::new(redis::RedisEngine::open(location.redis_url.as_deref())?),
+            None,
+        ),
+        Backend::Dynamo => {
+            let (endpoint, table) = location.dynamo.as_ref().ok_or_else(|| {
+                anyhow::anyhow!("the dynamo backend needs an endpoint and a table")
+            })?;
+            (Arc::new(dynamo::DynamoEngine::open(endpoint, table)?), None)
+        }
+    })
 }
 
 /// Where a backend keeps its data; `None` fields mean "a fresh one of its own".

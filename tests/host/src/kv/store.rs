@@ -76,7 +76,7 @@ impl KvStore {
     }
 
     pub fn open(backend: Backend, location: &Location) -> Result<KvStore> {
-        let (engine, memory) = backend.open(location)?;
+        let (engine, memory) = super::open(backend, location)?;
         Ok(KvStore {
             backend,
             engine,
