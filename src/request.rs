@@ -21,7 +21,9 @@ pub struct Request {
     pub path: String,
     /// The raw query string after `?`, if any.
     pub query: Option<String>,
-    /// Header names in lower case, values as bytes, in the order received.
+    /// Header names in lower case, values as bytes, in the order received
+    /// (as `wasi:http` gives them; `http::HeaderMap` would link 22 KB of
+    /// header-name tables, see `Response::headers`).
     pub headers: Vec<(String, Vec<u8>)>,
     pub body: Body,
 }

@@ -10,6 +10,9 @@ use serde::Serialize;
 pub struct Response {
     pub status: StatusCode,
     /// Lower-case names; `content-length` is added by whoever sends it.
+    /// Not `http::HeaderName`: its tables of standard names cost the module
+    /// 22 KB once linked (measured), 5% of it, for names that are all our
+    /// own constants.
     pub headers: Vec<(&'static str, String)>,
     pub body: Vec<u8>,
 }
