@@ -208,11 +208,23 @@ impl Run {
 /// `clients` clients, each on its own keep-alive connection, sending
 /// `request` to `addr` back to back for `seconds`; every answer counted.
 pub fn closed(addr: &str, request: &Request, clients: usize, seconds: f64) -> Result<Run> {
+    closed_over(&[addr.to_string()], request, clients, seconds)
+}
+
+/// The same over several deployments of one store: client `i` on
+/// `addrs[i % addrs.len()]`.
+pub fn closed_over(
+    addrs: &[String],
+    request: &Request,
+    clients: usize,
+    seconds: f64,
+) -> Result<Run> {
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(seconds);
     let results: Vec<Result<(Vec<f64>, usize)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..clients)
             .map(|client| {
+                let addr = addrs[client % addrs.len()].as_str();
                 scope.spawn(move || -> Result<(Vec<f64>, usize)> {
                     let mut connection = Connection::open(addr)?;
                     let (mut times, mut failed, mut n) = (Vec::new(), 0, 0u64);

@@ -15,6 +15,7 @@
 //! cargo run --release -p petstore-bench -- --backends sqlite,redis --pets 1000,10000,100000
 //! ```
 
+mod creates;
 mod edge;
 mod load;
 mod measure;
@@ -49,6 +50,7 @@ fn main() -> Result<()> {
         Mode::Pages => pages::run(&o, &serving),
         Mode::Scale => scale::run(&o, &serving),
         Mode::Edge => edge::run(&o, &serving),
+        Mode::Creates => creates::run(&o, &serving),
     }
 }
 

@@ -18,6 +18,10 @@ pub enum Mode {
     /// Round trips per operation: DynamoDB Local straight and through the
     /// delay line (`--dynamo-rtt-ms`), side by side.
     Edge,
+    /// Creates per second on DynamoDB Local: for each delay a call
+    /// (`--delays`), each number of `spin up` instances on one table
+    /// (`--instances`) and each number of clients (`--connections`).
+    Creates,
 }
 
 pub struct Options {
@@ -38,11 +42,14 @@ pub struct Options {
     pub clients: usize,
     /// A network round trip (ms) added to every call to DynamoDB Local.
     pub dynamo_rtt_ms: f64,
+    /// The creates mode's delays a call (ms) and numbers of instances.
+    pub delays: Vec<f64>,
+    pub instances: Vec<usize>,
 }
 
-const USAGE: &str = "--mode tables|throughput|pages|scale|edge --backends sqlite,redis,dynamo \
+const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates --backends sqlite,redis,dynamo \
                      --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
-                     --key-form plain|digest --clients N --dynamo-rtt-ms MS";
+                     --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N";
 
 fn mode(name: &str) -> Option<Mode> {
     match name {
@@ -51,6 +58,7 @@ fn mode(name: &str) -> Option<Mode> {
         "pages" => Some(Mode::Pages),
         "scale" => Some(Mode::Scale),
         "edge" => Some(Mode::Edge),
+        "creates" => Some(Mode::Creates),
         _ => None,
     }
 }
@@ -78,6 +86,8 @@ pub fn parse() -> Result<Options> {
         key_form: "plain".into(),
         clients: 16,
         dynamo_rtt_ms: 0.0,
+        delays: vec![0.0, 10.0, 30.0],
+        instances: vec![1, 2, 4],
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -89,6 +99,8 @@ pub fn parse() -> Result<Options> {
             "--backends" => o.backends = list(&value, backend)?,
             "--clients" => o.clients = value.parse()?,
             "--dynamo-rtt-ms" => o.dynamo_rtt_ms = value.parse()?,
+            "--delays" => o.delays = list(&value, |v| v.parse().ok())?,
+            "--instances" => o.instances = list(&value, |v| v.parse().ok())?,
             "--pets" => o.pets = list(&value, |v| v.parse().ok())?,
             "--seconds" => o.seconds = value.parse()?,
             "--connections" => o.connections = list(&value, |v| v.parse().ok())?,
