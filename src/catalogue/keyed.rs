@@ -12,7 +12,7 @@
 
 use crate::errors::ApiError;
 use crate::model::{IdempotencyKey, NewPet, Pet};
-use crate::retry::{Backoff, Retrying};
+use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
 use super::backend::{Batches, ClaimBy};
@@ -160,7 +160,7 @@ impl<'r, S: KvStore> KeyedCreate<'_, 'r, S> {
                 Ok(SwapReport::Swapped) => return Ok(id),
                 Ok(SwapReport::Conflict) => {}
                 Err(e) => {
-                    self.learn(&e, &mut backoff);
+                    self.store.learn(&e, &mut backoff);
                     failure = e;
                 }
             }
@@ -181,22 +181,11 @@ impl<'r, S: KvStore> KeyedCreate<'_, 'r, S> {
             match self.store.cas_begin(&self.record_key) {
                 Ok(begun) => return Ok(begun),
                 Err(e) => {
-                    self.learn(&e, &mut backoff);
+                    self.store.learn(&e, &mut backoff);
                     if !backoff.wait() {
                         return Err(ApiError::StoreUnavailable(e));
                     }
                 }
-            }
-        }
-    }
-
-    /// A failure the store's escalation looks for changes the policy of
-    /// the waits still to come.
-    fn learn(&self, failure: &StoreError, backoff: &mut Backoff<'r>) {
-        if !self.store.escalated() {
-            self.store.learn(failure);
-            if self.store.escalated() {
-                *backoff = self.store.backoff();
             }
         }
     }

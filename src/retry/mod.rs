@@ -72,14 +72,17 @@ impl<'a, S: KvStore> Retrying<'a, S> {
         Backoff::new(self.platform, self.policy.get())
     }
 
-    /// Takes the escalation's policy if `failure` shows what it looks for.
-    pub fn learn(&self, failure: &StoreError) {
+    /// Takes the escalation's policy if `failure` shows what it looks for,
+    /// for the waits still to come of `backoff` too (a call retried here, or
+    /// a caller's own loop: a keyed create's claim).
+    pub fn learn(&self, failure: &StoreError, backoff: &mut Backoff) {
         if let Some(escalation) = self.escalation {
             if !self.escalated.get() && (escalation.shows)(failure) {
                 self.escalated.set(true);
                 self.policy.set(escalation.policy);
             }
         }
+        backoff.policy = self.policy.get();
     }
 
     /// `call`, again after each failure while the policy allows; the last
@@ -90,8 +93,7 @@ impl<'a, S: KvStore> Retrying<'a, S> {
             match call() {
                 Ok(value) => return Ok(value),
                 Err(e) => {
-                    self.learn(&e);
-                    backoff.policy = self.policy.get();
+                    self.learn(&e, &mut backoff);
                     if !backoff.wait() {
                         return Err(StoreError(format!(
                             "{} (after {} attempts)",

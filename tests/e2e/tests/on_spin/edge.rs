@@ -15,7 +15,7 @@ use petstore_e2e::line::Line;
 use petstore_e2e::spin::SpinUp;
 use petstore_e2e::stores::{Backend, Store};
 
-use crate::walks::{walk_once_checking, Committed};
+use crate::walks::{creates_beside_walks, Committed};
 
 /// Two instances on `store`'s table, each reaching DynamoDB Local through
 /// `line`.
@@ -43,33 +43,8 @@ fn walks_on_two_instances_while_16_clients_create_list_every_earlier_pet_once() 
     let spins = two_instances_through(&store, &line);
     let apis: Vec<Api> = spins.iter().map(|s| s.api.clone()).collect();
     let committed: Committed = Arc::default();
-    let creators: Vec<_> = (0..16)
-        .map(|t| {
-            let (api, committed) = (apis[t % 2].clone(), committed.clone());
-            std::thread::spawn(move || {
-                for i in 0..12 {
-                    let status = STATUSES[(t + i) % 3];
-                    let id = api.create(&format!("e{t}-{i}"), status);
-                    committed.lock().unwrap().insert(id, status.to_string());
-                }
-            })
-        })
-        .collect();
-    let walkers: Vec<_> = [None, Some("sold"), Some("pending"), None]
-        .into_iter()
-        .enumerate()
-        .map(|(w, status)| {
-            let (api, committed) = (apis[w % 2].clone(), committed.clone());
-            std::thread::spawn(move || {
-                for _ in 0..3 {
-                    walk_once_checking(&api, &committed, status);
-                }
-            })
-        })
-        .collect();
-    for h in creators.into_iter().chain(walkers) {
-        h.join().expect("a client");
-    }
+    let walks = [None, Some("sold"), Some("pending"), None];
+    creates_beside_walks(&apis, &committed, (16, 12, "e"), (&walks, 3));
     let all: BTreeSet<i64> = committed.lock().unwrap().keys().copied().collect();
     assert_eq!(all.len(), 16 * 12);
     for api in &apis {
