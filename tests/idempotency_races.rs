@@ -53,20 +53,29 @@ fn a_request_while_the_first_is_in_progress_is_409_with_retry_after() {
 #[test]
 fn concurrent_first_requests_elect_one_creator_at_every_step() {
     // A second first-request runs entirely inside each step of the first.
-    let steps: [fn(&Op) -> bool; 6] = [
+    // Layout v2's steps, then layout v3's (DynamoDB): its sequences' read,
+    // the claim of a new store's layout, its one `increment`.
+    let steps: [fn(&Op) -> bool; 9] = [
         |op| matches!(op, Op::Increment(k) if k == "ctr:id"),
         |op| matches!(op, Op::Increment(k) if k == "ctr:sold"),
         |op| matches!(op, Op::SetMany(_)),
         |op| matches!(op, Op::CasBegin(_)),
         |op| matches!(op, Op::Swap(_)),
         |op| matches!(op, Op::Set(_)),
+        |op| matches!(op, Op::GetMany(_)),
+        |op| matches!(op, Op::Swap(k) if k == "ctr:id"),
+        |op| matches!(op, Op::Increment(k) if k.starts_with("ids:")),
     ];
     for backend in BACKENDS {
+        let mut ran = 0;
         for (step, when) in steps.iter().enumerate() {
             let api = api(backend);
             let seen = competitor_inside(&api, *when, 0);
             let first = api.post_keyed("k", REX);
-            let second = seen.borrow_mut().take().unwrap();
+            let Some(second) = seen.borrow_mut().take() else {
+                continue;
+            };
+            ran += 1;
             let context = format!("{backend:?}, competitor inside step {step}");
             let mut ids = Vec::new();
             for r in [&first, &second] {
@@ -89,13 +98,15 @@ fn concurrent_first_requests_elect_one_creator_at_every_step() {
                 "{context}"
             );
         }
+        assert_eq!(ran, 6, "{backend:?}: steps a competitor ran inside");
     }
 }
 
-/// During a rolling upgrade on DynamoDB, a 1.2.0 instance claims a key by
-/// `increment` by 0 and a compare-and-swap from 0, a new one by
-/// put-if-absent: a request of either kind run inside each step of the
-/// other still makes one pet, listed once, and both replay it.
+/// During a rolling upgrade on DynamoDB (a store written by 1.2.0, so of
+/// layout v2), a 1.2.0 instance claims a key by `increment` by 0 and a
+/// compare-and-swap from 0, a new one by put-if-absent: a request of either
+/// kind run inside each step of the other still makes one pet, listed once,
+/// and both replay it.
 #[test]
 fn both_ways_of_claiming_on_one_dynamodb_store_elect_one_creator() {
     let steps: [fn(&Op) -> bool; 6] = [
@@ -109,6 +120,9 @@ fn both_ways_of_claiming_on_one_dynamodb_store_elect_one_creator() {
     for (first, second) in [("aws_dynamo", "spin"), ("spin", "aws_dynamo")] {
         for (step, when) in steps.iter().enumerate() {
             let api = api((Backend::Dynamo, first));
+            let mut old = api.twin();
+            old.set_variable("key_value_backend", "spin");
+            old.create("Old", "available");
             let mut competitor = api.twin();
             competitor.set_variable("key_value_backend", second);
             let seen = Rc::new(RefCell::new(None));
@@ -194,12 +208,17 @@ fn a_fault_at_any_call_then_retries_end_in_exactly_one_pet() {
                 let replay = api.post_keyed("k", REX);
                 assert_eq!(assert_created(&replay), id, "{context}");
                 assert_eq!(replay.header("idempotent-replayed"), Some("true"));
-                // The catalogue around it is whole.
+                // The catalogue around it is whole. (On DynamoDB, layout v3,
+                // a create whose `increment` failed moved to another
+                // sequence: the next create may fill a number of that block
+                // below it.)
                 assert_eq!(api.walk("/v1/pets?limit=1")[0], 1, "{context}");
-                assert_eq!(
-                    api.create("after", "sold"),
-                    api.walk("/v1/pets").last().copied().unwrap()
-                );
+                let after = api.create("after", "sold");
+                let walked = api.walk("/v1/pets");
+                assert!(walked.contains(&after), "{context}");
+                if backend.0 != Backend::Dynamo {
+                    assert_eq!(Some(&after), walked.last(), "{context}");
+                }
             }
         }
     }

@@ -84,6 +84,11 @@ fn the_cost_table_states_the_host_calls_each_backend_makes() {
         row.split('|').nth(2).unwrap().trim().to_string()
     };
     let none = |_: &Api| {};
+    // Creates are counted on a store that already holds a pet: the first
+    // create of a DynamoDB store also claims its layout (two calls more).
+    let one = |api: &Api| {
+        api.create("first", "available");
+    };
     let keyed = |api: &Api| {
         assert_eq!(api.post_keyed("k", REX).status.as_u16(), 201);
     };
@@ -92,9 +97,9 @@ fn the_cost_table_states_the_host_calls_each_backend_makes() {
     let measured = [
         (
             "createPet",
-            calls(none, |api| assert_eq!(api.post(REX).status.as_u16(), 201)),
+            calls(one, |api| assert_eq!(api.post(REX).status.as_u16(), 201)),
         ),
-        ("createPet with a new `Idempotency-Key`", calls(none, keyed)),
+        ("createPet with a new `Idempotency-Key`", calls(one, keyed)),
         ("createPet replayed", calls(keyed, keyed)),
         (
             "getPet",

@@ -1,15 +1,16 @@
 //! Pages on a store declared `aws_dynamo`, where each call is a round trip
-//! to a remote store: a page reads its pieces and counter in one `get-many`,
-//! the truth of its gaps in one more (two on a status list), and writes its
-//! repairs in one call; the answers are those of a page read a `get` at a
-//! time, and faults at any of its calls change nothing stored.
+//! to a remote store, in both layouts it may hold (v2, written by 1.2.0;
+//! v3, created by 1.3.0): a page reads its pieces and counters in one
+//! `get-many`, the truth of its gaps in a few more, and writes its repairs
+//! in one call; the answers are those of a page read a `get` at a time
+//! (layout v2) or of the same catalogue in layout v2 (v3), and faults at
+//! any of its calls change nothing stored.
 
 mod common;
 
 use std::collections::BTreeSet;
 
 use common::{assert_error, json, page_ids, Api};
-use petstore::catalogue::PIECE_LEN;
 use petstore::store::KvStore;
 use petstore_testkit::{Backend, Fault, MemStore, Op};
 
@@ -20,14 +21,44 @@ fn declared(store: &MemStore, backend: &str) -> Api {
     api
 }
 
-/// `n` pets, statuses in turn, created on a store declared DynamoDB; the
-/// API and the ids.
-fn catalogue(n: usize) -> (Api, BTreeSet<i64>) {
-    let api = declared(&MemStore::new(Backend::Memory), "aws_dynamo");
+/// Which layout the store holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Layout {
+    /// Written by 1.2.0 (here: by an instance declared `spin`, which writes
+    /// layout v2), read by instances declared `aws_dynamo`.
+    V2,
+    /// Created by an instance declared `aws_dynamo`.
+    V3,
+}
+
+const LAYOUTS: [Layout; 2] = [Layout::V2, Layout::V3];
+
+/// `n` pets, statuses in turn, on a store of `layout`; an API declared
+/// DynamoDB over it, and the ids.
+fn catalogue_in(layout: Layout, n: usize) -> (Api, BTreeSet<i64>) {
+    let store = MemStore::new(Backend::Memory);
+    let api = declared(&store, "aws_dynamo");
+    let writer = match layout {
+        Layout::V2 => declared(&store, "spin"),
+        Layout::V3 => declared(&store, "aws_dynamo"),
+    };
     let ids = (0..n)
-        .map(|i| api.create("p", ["available", "pending", "sold"][i % 3]))
+        .map(|i| writer.create("p", ["available", "pending", "sold"][i % 3]))
         .collect();
     (api, ids)
+}
+
+fn catalogue(n: usize) -> (Api, BTreeSet<i64>) {
+    catalogue_in(Layout::V3, n)
+}
+
+/// What a page should answer: the same catalogue in layout v2, read a `get`
+/// at a time, its index built by walks.
+fn by_key(n: usize) -> Api {
+    let (api, ids) = catalogue_in(Layout::V2, n);
+    let by_key = declared(&api.store, "spin");
+    by_key.assert_consistent(&ids, "the index built");
+    by_key
 }
 
 /// The calls of one page, the ops it made, and its response.
@@ -48,87 +79,133 @@ const PAGES: [&str; 6] = [
 
 #[test]
 fn a_warm_page_is_one_get_many_and_answers_as_a_page_read_key_by_key() {
-    let (api, ids) = catalogue(150);
-    api.assert_consistent(&ids, "readers build the index");
-    let by_key = declared(&api.store, "spin");
-    for target in PAGES {
-        let (calls, ops, r) = page(&api, target);
-        assert_eq!(r.status.as_u16(), 200, "{target}");
-        assert_eq!(calls, 1, "{target}: {ops:?}");
-        let Op::GetMany(keys) = &ops[0] else {
-            panic!("{target}: {ops:?}")
-        };
-        assert!(keys.iter().any(|k| k.starts_with("ctr:")), "the counter");
-        let expected = by_key.get(target);
-        assert_eq!(r.body, expected.body, "{target}");
-        assert_eq!(r.header("link"), expected.header("link"), "{target}");
+    let by_key = by_key(150);
+    for layout in LAYOUTS {
+        let (api, ids) = catalogue_in(layout, 150);
+        api.assert_consistent(&ids, "readers build the index");
+        for target in PAGES {
+            let (calls, ops, r) = page(&api, target);
+            assert_eq!(r.status.as_u16(), 200, "{layout:?} {target}");
+            assert_eq!(calls, 1, "{layout:?} {target}: {ops:?}");
+            let Op::GetMany(keys) = &ops[0] else {
+                panic!("{target}: {ops:?}")
+            };
+            assert!(keys.iter().any(|k| k.starts_with("ctr:")), "the counter");
+            // A status cursor of layout v2 is a position in that status's
+            // list, of v3 an id: the same page only from the first.
+            if layout == Layout::V2 || !target.contains("status=") || !target.contains("cursor") {
+                let expected = by_key.get(target);
+                assert_eq!(r.body, expected.body, "{layout:?} {target}");
+            }
+            if layout == Layout::V2 || !target.contains("status=") {
+                let expected = by_key.get(target);
+                assert_eq!(r.header("link"), expected.header("link"), "{target}");
+            }
+        }
+        for list in ["", "?status=sold", "?status=pending&limit=7"] {
+            let target = format!("/v1/pets{list}");
+            assert_eq!(
+                api.walk(&target),
+                by_key.walk(&target),
+                "{layout:?} {target}"
+            );
+        }
     }
 }
 
 #[test]
 fn a_page_over_a_cold_index_is_a_few_batches_and_then_warm() {
-    for (list, lookups) in [("", 1), ("&status=pending", 2)] {
-        let (api, ids) = catalogue(300);
+    // Layout v2: pieces and counter, the truth (a status list: slots, then
+    // pets), one write of the rebuilt pieces. Layout v3: a status page
+    // reads the unfiltered list's pieces; a third of them hold its pets.
+    let cases = [
+        (Layout::V2, "", 1, 4),
+        (Layout::V2, "&status=pending", 2, 4),
+        (Layout::V3, "", 1, 4),
+        (Layout::V3, "&status=pending", 3, 10),
+    ];
+    for (layout, list, lookups, pieces) in cases {
+        let (api, ids) = catalogue_in(layout, 300);
         let target = format!("/v1/pets?limit=100{list}");
         let (calls, ops, r) = page(&api, &target);
         let listed = json(&r).as_array().unwrap().len();
         assert_eq!(listed, 100, "{target}");
-        // Pieces and counter, the truth, one write of the rebuilt pieces.
-        assert_eq!(calls, 1 + lookups + 1, "{target}: {ops:?}");
+        assert_eq!(calls, 1 + lookups + 1, "{layout:?} {target}: {ops:?}");
         let written = match ops.last() {
             Some(Op::SetMany(keys)) => keys.len() as i64,
             Some(Op::Set(_)) => 1,
             other => panic!("{target}: ends with {other:?}"),
         };
-        assert_eq!(written, (100 - 1) / PIECE_LEN + 1, "{target}");
+        assert_eq!(written, pieces, "{layout:?} {target}");
         let (calls, ops, _) = page(&api, &target);
-        assert_eq!(calls, 1, "{target}, warm: {ops:?}");
+        assert_eq!(calls, 1, "{layout:?} {target}, warm: {ops:?}");
         api.assert_consistent(&ids, &target);
     }
 }
 
 #[test]
 fn holes_cost_a_page_one_batch_whatever_their_number() {
-    let (api, _) = catalogue(0);
-    let mut ids = BTreeSet::new();
-    for i in 0..120 {
-        if i % 10 == 3 {
-            // A create that reserved its id and position and died: a hole.
-            api.store.increment("ctr:id", 1).unwrap();
-            api.store.increment("ctr:available", 1).unwrap();
-        } else {
-            ids.insert(api.create("p", "available"));
+    for layout in LAYOUTS {
+        let (api, _) = catalogue_in(layout, 0);
+        let writer = match layout {
+            Layout::V2 => declared(&api.store, "spin"),
+            Layout::V3 => declared(&api.store, "aws_dynamo"),
+        };
+        writer.create("first", "available");
+        let mut ids = BTreeSet::from([1]);
+        for i in 1..120i64 {
+            if i % 10 == 3 {
+                // A create that reserved its id (and position) and died: a
+                // hole. In layout v3 the next id is the next sequence's.
+                match layout {
+                    Layout::V2 => {
+                        api.store.increment("ctr:id", 1).unwrap();
+                        api.store.increment("ctr:available", 1).unwrap();
+                    }
+                    Layout::V3 => {
+                        api.store.increment(&format!("ids:{}", i % 16), 1).unwrap();
+                    }
+                }
+            } else {
+                ids.insert(writer.create("p", "available"));
+            }
         }
-    }
-    api.assert_consistent(&ids, "with 12 holes");
-    for target in ["/v1/pets?limit=100", "/v1/pets?limit=100&status=available"] {
-        let (calls, ops, r) = page(&api, target);
-        assert_eq!(r.status.as_u16(), 200);
-        // Pieces and counter; the holes' truth (a status list's holes have
-        // no slot, so there are no pets to fetch after).
-        assert_eq!(calls, 2, "{target}: {ops:?}");
-        assert!(
-            ops.iter()
-                .all(|op| matches!(op, Op::GetMany(_) | Op::Get(_))),
-            "a page over holes only reads: {ops:?}"
-        );
+        assert_eq!(ids.len(), 108);
+        api.assert_consistent(&ids, "with 12 holes");
+        for target in ["/v1/pets?limit=100", "/v1/pets?limit=100&status=available"] {
+            let (calls, ops, r) = page(&api, target);
+            assert_eq!(r.status.as_u16(), 200);
+            // Pieces and counter; the holes' truth (a status list's holes
+            // have no slot, so there are no pets to fetch after).
+            assert_eq!(calls, 2, "{layout:?} {target}: {ops:?}");
+            assert!(
+                ops.iter()
+                    .all(|op| matches!(op, Op::GetMany(_) | Op::Get(_))),
+                "a page over holes only reads: {ops:?}"
+            );
+        }
     }
 }
 
 #[test]
 fn a_fault_at_any_call_of_a_batched_page_is_a_503_or_the_right_page_and_changes_no_pet() {
-    for list in ["", "&status=sold"] {
+    for (layout, list) in [
+        (Layout::V2, ""),
+        (Layout::V2, "&status=sold"),
+        (Layout::V3, ""),
+        (Layout::V3, "&status=sold"),
+    ] {
         let target = format!("/v1/pets?limit=100{list}");
-        let (api, ids) = catalogue(240);
-        // The whole walk, from a twin of the catalogue (walking builds the
+        let (api, ids) = catalogue_in(layout, 240);
+        // The whole walk, from another catalogue (walking builds the
         // index, and each faulted page must find it cold).
-        let expected = declared(&catalogue(240).0.store, "spin").walk(&target);
+        let expected = by_key(240).walk(&target);
         let calls = page(&api, &target).0;
         // A fresh cold catalogue per fault: each call of the cold page fails
         // or loses its reply.
         for n in 1..=calls {
             for fault in [Fault::Fail(n), Fault::LoseReply(n)] {
-                let (api, ids) = catalogue(240);
+                let (api, ids) = catalogue_in(layout, 240);
                 api.store.reset_counts();
                 api.store.inject(fault);
                 let r = api.get(&target);

@@ -12,12 +12,14 @@
 
 use crate::errors::ApiError;
 use crate::model::{ListName, NewPet, Pet, PetStatus};
+use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError};
 
 use super::backend::Batches;
 use super::keys::{counter_key, pet_key, slot_key, ID_COUNTER};
 use super::pending::Pending;
 use super::record::{encode_pet, Catalogue};
+use super::sequences::{not_this_layout, Sequences, V3_MARK};
 
 /// An id and a position, taken for one pet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +56,9 @@ impl<S: KvStore> Catalogue<'_, S> {
     /// `increment ctr:id` → id; `increment ctr:{status}` → position.
     pub fn reserve(&self, status: PetStatus) -> Result<Reserved, ApiError> {
         let id = self.store.increment(ID_COUNTER, 1)?;
+        if id >= V3_MARK {
+            return Err(not_this_layout());
+        }
         let position = self
             .store
             .increment(&counter_key(ListName::Status(status)), 1)?;
@@ -63,7 +68,7 @@ impl<S: KvStore> Catalogue<'_, S> {
     /// Writes `slot:{status}:{position}` and `pet:{id}`: the commit of a
     /// create, or the stage of a keyed create (`pet` then holds its pending
     /// record, which readers take for no pet, so the slot is a hole until
-    /// [`commit_staged`](Self::commit_staged)). Returns only when both are
+    /// [`commit_pet`](Self::commit_pet)). Returns only when both are
     /// stored; a failure leaves no pet visible without its slot.
     pub fn commit(
         &self,
@@ -128,11 +133,12 @@ impl<S: KvStore> Catalogue<'_, S> {
         }
     }
 
-    /// Replaces a staged create's pending record with the pet: one `set` of
-    /// a key that exists (an overwrite), its slot already stored. Writing
-    /// the same record twice changes nothing, which is what lets a retry
-    /// finish a keyed create (see `idempotency`).
-    pub fn commit_staged(&self, id: i64, record: &[u8]) -> Result<(), ApiError> {
+    /// Writes the pet: one `set`, settled by reading back when it fails
+    /// (there: applied; absent: not; unreadable: unknown). In layout v2 it
+    /// replaces a staged create's pending record, its slot already stored;
+    /// in layout v3 it is a create's commit. Writing the same record twice
+    /// changes nothing, which is what lets a retry finish a keyed create.
+    pub fn commit_pet(&self, id: i64, record: &[u8]) -> Result<(), ApiError> {
         let key = pet_key(id);
         match self.store.set(&key, record) {
             Ok(()) => Ok(()),
@@ -142,5 +148,18 @@ impl<S: KvStore> Catalogue<'_, S> {
                 Err(_) => Err(ApiError::CreateOutcomeUnknown(e)),
             },
         }
+    }
+}
+
+impl<S: KvStore> Catalogue<'_, Retrying<'_, S>> {
+    /// A create of layout v3: an id from the sequences (one `increment`),
+    /// then the pet (one `set`), its only key: status lists are read from
+    /// the unfiltered list, so there is no slot to write before it. A
+    /// failure before the pet is stored leaves a hole.
+    pub fn create_sequenced(&self, sequences: &Sequences, new: NewPet) -> Result<Pet, ApiError> {
+        let id = self.reserve_in(sequences)?;
+        let pet = new.into_pet(id);
+        self.commit_pet(id, &encode_pet(&pet)?)?;
+        Ok(pet)
     }
 }

@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::rc::Rc;
 
 use crate::errors::ApiError;
-use crate::model::Pet;
+use crate::model::{Pet, PetStatus};
 
 use super::record::encode_pet;
 
@@ -40,6 +40,17 @@ impl Listed {
             text: Rc::new(json),
             span,
         })
+    }
+
+    /// Whether the pet has `status`: the last member of a pet's JSON as
+    /// `encode_pet` writes it (the contract's field order), so no decoding.
+    pub fn has_status(&self, status: PetStatus) -> bool {
+        let json = self.json().as_bytes();
+        let Some(rest) = json.strip_suffix(b"\"}") else {
+            return false;
+        };
+        rest.strip_suffix(status.as_str().as_bytes())
+            .is_some_and(|rest| rest.ends_with(br#","status":""#))
     }
 
     /// The pet's JSON text, as in responses.

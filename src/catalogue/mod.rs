@@ -12,10 +12,15 @@
 //! - [`list`]: a page's walk along a list, healing the pieces it reads;
 //! - [`listed`]: a pet as a list holds it, a span of a piece's text;
 //! - [`record`]: the [`Catalogue`] handle, what `pet:{id}` holds, getPet;
+//! - [`sequences`]: layout v3's ids, from 16 sequences, and which layout a
+//!   store holds;
 //! - `truth`: a page's look-ups of what its pieces lack.
 //!
-//! A create is two `increment`s and one `set-many` (one transaction, one
-//! `MSET`; on DynamoDB two `set`s): it never touches the index. The pieces are a cache over data that
+//! A create of layout v2 (SQLite, Redis, and stores written before 1.3.0) is
+//! two `increment`s and one `set-many` (one transaction, one `MSET`; on
+//! DynamoDB two `set`s); of layout v3 (DynamoDB) one `get-many`, one
+//! `increment` of one of 16 sequences and one `set`. It never touches the
+//! index. The pieces are a cache over data that
 //! never changes (`pet`, `slot`): a reader takes what a piece holds, fills
 //! gaps from that truth, and writes the piece back, so a missing, stale or
 //! unreadable piece costs reads once and never changes an answer.
@@ -30,6 +35,7 @@ pub mod listed;
 pub mod pending;
 pub mod piece;
 pub mod record;
+pub mod sequences;
 mod truth;
 
 pub use backend::{Batches, ClaimBy, KvBackend, Reads};
@@ -40,6 +46,7 @@ pub use list::Page;
 pub use listed::{pets_body, Listed};
 pub use pending::Pending;
 pub use record::{encode_pet, Catalogue, PetRecord};
+pub use sequences::{Layout, Sequences, SEQUENCES, V3_MARK};
 
 use crate::errors::ApiError;
 use crate::model::{IdempotencyKey, NewPet};
@@ -51,6 +58,9 @@ use crate::store::KvStore;
 /// retried under the backend's policy, committed as its batches allow, and
 /// with an `Idempotency-Key` (and the lease its unfinished creates keep it
 /// for), exactly once per key.
+///
+/// On a store declared `aws_dynamo` the create first reads which layout the
+/// store holds (`sequences`); a store no create ran on becomes layout v3.
 ///
 /// A store declared SQLite or Redis that shows it is DynamoDB (a contended
 /// `increment` fails as only DynamoDB's does) is from then on treated as
@@ -72,6 +82,13 @@ pub fn create_pet<S: KvStore>(
     match key {
         None => {
             let catalogue = Catalogue::new(&store);
+            if backend == KvBackend::AwsDynamo {
+                if let Layout::Sequences(sequences) = catalogue.layout_for_create()? {
+                    return catalogue
+                        .create_sequenced(&sequences, new)
+                        .map(Created::Pet);
+                }
+            }
             let reserved = catalogue.reserve(new.status)?;
             let batches = if store.escalated() {
                 Batches::Unordered

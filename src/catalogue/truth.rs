@@ -26,11 +26,21 @@ impl<S: KvStore> Walk<'_, S> {
         if !self.reader.batched() || self.reader.holds(&self.truth_key(position)) {
             return Ok(());
         }
-        let end = self.last()?.min(self.plan_end);
-        let need = self.limit - self.pets.len();
+        let frontier = self.frontier()?;
+        let end = frontier.end().min(self.plan_end);
+        // A status page of layout v3 cannot tell which gaps hold its status:
+        // it takes every gap of its pieces, up to a batch.
+        let need = match self.filter {
+            None => self.limit - self.pets.len(),
+            Some(_) => BATCH_KEYS,
+        };
         let (mut held, mut keys) = (0, Vec::new());
         let mut p = position;
         while p <= end && held < need && held + keys.len() < 2 * need && keys.len() < BATCH_KEYS {
+            if !frontier.issued(p) {
+                p += 1;
+                continue;
+            }
             let in_piece = if piece_of(p) == piece_of(position) {
                 current.get(p).is_some()
             } else {

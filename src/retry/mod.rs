@@ -61,6 +61,17 @@ impl<'a, S: KvStore> Retrying<'a, S> {
         self
     }
 
+    /// The store itself, for a caller that chooses what to retry (a create
+    /// moving to another sequence after a failed `increment`).
+    pub fn inner(&self) -> &'a S {
+        self.store
+    }
+
+    /// Fresh random bits from the platform.
+    pub fn random(&self) -> [u8; 16] {
+        self.platform.random()
+    }
+
     /// Whether a failure showed what the escalation looks for.
     pub fn escalated(&self) -> bool {
         self.escalated.get()
