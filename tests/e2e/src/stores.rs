@@ -195,10 +195,38 @@ impl Store {
         KvStore::open(backend, &location).expect("open the store directly")
     }
 
+    /// The ids handed out so far, read straight from the store: 1 to
+    /// `ctr:id` in layout v2; in layout v3, each sequence's ids up to its
+    /// counter. A create that took an id and never stored its pet leaves
+    /// one here that no walk lists: a hole.
+    pub fn handed_out_ids(&self) -> std::collections::BTreeSet<i64> {
+        use petstore::catalogue::{decode_counter, Sequences, SEQUENCES, V3_MARK};
+        let direct = self.direct();
+        let counter = |key: &str| {
+            let word = direct.get(key).expect("read a counter").unwrap_or_default();
+            decode_counter(&word).unwrap_or(0)
+        };
+        match counter("ctr:id") {
+            last if last < V3_MARK => (1..=last).collect(),
+            _ => (0..SEQUENCES)
+                .flat_map(|k| (1..=counter(&format!("ids:{k}"))).map(move |n| Sequences::id(k, n)))
+                .collect(),
+        }
+    }
+
     /// Writes `pets` pets with the component's own catalogue code, their
-    /// index built, as a running service would have them.
+    /// index built, as a running service would have them: in layout v3 on
+    /// a DynamoDB store declared so (what its first create makes it), else
+    /// in layout v2.
     pub fn preload(&self, pets: usize, status: impl Fn(usize) -> PetStatus) {
-        petstore_host::preload::preload(&self.direct(), pets, status).expect("preload");
+        let direct = self.direct();
+        match self.backend {
+            Backend::Dynamo if self.declared => {
+                petstore_host::preload::preload_sequenced(&direct, pets, status)
+            }
+            _ => petstore_host::preload::preload(&direct, pets, status),
+        }
+        .expect("preload");
     }
 
     /// The Redis server (outage tests stop and restart it).

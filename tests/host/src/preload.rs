@@ -107,6 +107,58 @@ pub fn preload(kv: &KvStore, count: usize, status: impl Fn(usize) -> PetStatus) 
     Ok(())
 }
 
+/// As [`preload`], in layout v3, as an instance declared `aws_dynamo`
+/// writes a new DynamoDB store: ids 1 … `count` from the 16 sequences (one
+/// at a time, so in order), `ctr:id` holding the mark, no slots; the
+/// unfiltered list's pieces built by a walk that reads as DynamoDB does.
+pub fn preload_sequenced(
+    kv: &KvStore,
+    count: usize,
+    status: impl Fn(usize) -> PetStatus,
+) -> Result<()> {
+    use petstore::catalogue::{encode_pet, Sequences, SEQUENCES, V3_MARK};
+    ensure!(kv.key_count() == 0, "preload needs an empty store");
+    let scratch = KvStore::new(crate::kv::Backend::Memory)?;
+    let view = CoreView(&scratch);
+    let mut taken = [0i64; SEQUENCES];
+    for n in 1..=count {
+        let body = format!(
+            r#"{{"name":"pet-{n}","categoryId":1,"status":"{}"}}"#,
+            status(n).as_str()
+        );
+        let new = NewPet::from_json(body.as_bytes()).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let k = (n - 1) % SEQUENCES;
+        taken[k] += 1;
+        let id = Sequences::id(k, taken[k]);
+        ensure!(id == n as i64, "ids one at a time are 1, 2, 3, …");
+        let record = encode_pet(&new.into_pet(id)).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        view.set(&format!("pet:{id}"), &record)?;
+    }
+    view.increment("ctr:id", V3_MARK)?;
+    for (k, n) in taken.iter().enumerate() {
+        if *n > 0 {
+            view.increment(&format!("ids:{k}"), *n)?;
+        }
+    }
+    let catalogue = Catalogue::new(&view);
+    let mut from = Some(1);
+    while let Some(position) = from {
+        let page = catalogue
+            .list(ListName::All, position, 100, Reads::Batched)
+            .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
+        from = page.next.map(|c| c.position);
+    }
+    let dump = scratch_engine(&scratch)?.dump();
+    kv.engine().load(&dump.values)?;
+    for (key, value) in &dump.counters {
+        kv.engine()
+            .increment(key, *value)
+            .map_err(|e| anyhow::anyhow!("preload counter {key}: {e}"))?;
+    }
+    kv.reset_stats();
+    Ok(())
+}
+
 fn scratch_engine(kv: &KvStore) -> Result<MemoryEngine> {
     kv.memory_engine()
         .ok_or_else(|| anyhow::anyhow!("the scratch store is in memory"))

@@ -5,8 +5,6 @@
 //! nor ordered (the store is declared `aws_dynamo`, and a create writes its
 //! slot before its record). Two instances on one table: `instances.rs`.
 
-use std::collections::BTreeSet;
-
 use petstore_e2e::dynamo;
 use petstore_e2e::spin::Launch;
 use petstore_e2e::stores::{Backend, Store};
@@ -18,8 +16,15 @@ fn sixty_four_creates_at_once_all_answer_201() {
     let store = Store::new(Backend::Dynamo);
     let spin = store.start();
     let ids = create_in_parallel(std::slice::from_ref(&spin.api), 64, 64);
-    assert_eq!(ids, (1..=64).collect::<BTreeSet<i64>>(), "no gap either");
+    assert_eq!(ids.len(), 64);
+    // Layout v3: creates that lost a race moved to other sequences, so ids
+    // may skip numbers no sequence has reached yet; none is a hole.
+    assert_eq!(ids, store.handed_out_ids(), "no hole");
     spin.api.assert_consistent(&ids, 1);
+    // No sequence runs away: 64 creates that all began on the same read
+    // of the sequences spread over them within a few rounds.
+    let highest = *ids.last().unwrap();
+    assert!(highest <= 2 * 64 + 16, "{highest}");
 }
 
 /// Before creates retried, 300 creates from 8 clients left many 503s, each
@@ -49,19 +54,31 @@ fn three_hundred_creates_from_8_clients_leave_no_hole() {
     let store = Store::new(Backend::Dynamo);
     let spin = store.start();
     let ids = create_in_parallel(std::slice::from_ref(&spin.api), 8, 300);
-    assert_eq!(ids, (1..=300).collect::<BTreeSet<i64>>(), "no hole");
+    assert_eq!(ids.len(), 300);
+    assert_eq!(ids, store.handed_out_ids(), "no hole");
+    let highest = *ids.last().unwrap();
+    assert!(highest <= 300 + 2 * 16, "dense: {highest}");
     // The walks build the index; the page after them is warm.
     spin.api.assert_consistent(&ids, 1);
     let page = spin
         .api
         .get_with("/v1/pets?limit=100", &[("x-request-id", "warm")]);
-    assert_eq!(page.ids(), (1..=100).collect::<Vec<i64>>());
+    let first: Vec<i64> = ids.iter().copied().take(100).collect();
+    assert_eq!(page.ids(), first);
     assert_eq!(spin.log_line("warm")["kv_calls"], 1, "one get-many");
     let sold = spin.api.get_with(
         "/v1/pets?limit=100&status=sold",
         &[("x-request-id", "warm-sold")],
     );
-    assert_eq!(sold.ids().len(), 100);
+    assert_eq!(
+        sold.ids().len(),
+        100,
+        "{:?} {:?} {} {:?}",
+        sold.header("link"),
+        sold.ids(),
+        spin.log_line("warm-sold"),
+        ids.iter().max()
+    );
     assert_eq!(spin.log_line("warm-sold")["kv_calls"], 1, "one get-many");
 }
 

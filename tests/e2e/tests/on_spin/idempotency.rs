@@ -91,9 +91,11 @@ fn sixteen_clients_with_one_key_make_one_pet() {
     }
 }
 
-/// A rolling upgrade on DynamoDB: an instance that claims keys as 1.2.0 did
-/// (`increment` by 0, then a compare-and-swap from 0: declared `spin`) and
-/// one that claims by put-if-absent (declared `aws_dynamo`) on one table;
+/// A rolling upgrade on DynamoDB: on a table written by 1.2.0 (so of
+/// layout v2: its first create ran on the old-style instance), an instance
+/// that claims keys as 1.2.0 did (`increment` by 0, then a
+/// compare-and-swap from 0: declared `spin`) and one that claims by
+/// put-if-absent (declared `aws_dynamo`);
 /// 16 clients with one key, half on each, make one pet. (Declared `spin`,
 /// the old-style instance also retries as briefly as on SQLite, so some of
 /// its answers are 503s under this contention: a retry with the key then
@@ -101,8 +103,9 @@ fn sixteen_clients_with_one_key_make_one_pet() {
 #[test]
 fn both_ways_of_claiming_on_one_dynamodb_table_make_one_pet() {
     let store = Store::new(Backend::Dynamo);
-    let new = store.start();
     let old = store.launch().variable("key_value_backend", "spin").start();
+    old.api.create("written by 1.2.0", "available");
+    let new = store.start();
     for round in 0..4 {
         let key = format!("rolling-{round}");
         let (apis, sent) = ([new.api.clone(), old.api.clone()], key.clone());
@@ -162,6 +165,9 @@ fn sixteen_clients_with_distinct_keys_make_sixteen_pets() {
 /// pending record staged, the key's word naming the id. Written with the
 /// component's own code, straight into the store.
 fn seed_stopped_create(store: &Store, key: &str, body: &str, ago_ms: u64) -> i64 {
+    if store.backend == Backend::Dynamo && store.declared {
+        return seed_stopped_sequenced_create(store, key, body, ago_ms);
+    }
     let kv = store.direct();
     let view = CoreView(&kv);
     let catalogue = Catalogue::new(&view);
@@ -183,6 +189,31 @@ fn seed_stopped_create(store: &Store, key: &str, body: &str, ago_ms: u64) -> i64
     let record = record_key(&IdempotencyKey::parse(key.as_bytes()).unwrap());
     assert_eq!(kv.increment(&record, reserved.id).unwrap(), reserved.id);
     reserved.id
+}
+
+/// The same in layout v3 (a DynamoDB store created declared): the next id
+/// taken from its sequence, and the key's record holding the intent (the
+/// id, when, the pet's JSON); no pet yet.
+fn seed_stopped_sequenced_create(store: &Store, key: &str, body: &str, ago_ms: u64) -> i64 {
+    use petstore::catalogue::{Sequences, SEQUENCES};
+    let next = store.handed_out_ids().last().copied().unwrap_or(0) + 1;
+    let k = ((next - 1) % SEQUENCES as i64) as usize;
+    let kv = store.direct();
+    let id = Sequences::id(k, kv.increment(&format!("ids:{k}"), 1).unwrap());
+    assert_eq!(id, next);
+    let pet = NewPet::from_json(body.as_bytes()).unwrap().into_pet(id);
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let intent = Pending {
+        position: id,
+        started_ms: now_ms - ago_ms,
+        record: encode_pet(&pet).unwrap(),
+    };
+    let record = record_key(&IdempotencyKey::parse(key.as_bytes()).unwrap());
+    kv.set(&record, &intent.encode()).unwrap();
+    id
 }
 
 /// The lease is a minute, and the two stopped creates are seeded as just
