@@ -27,12 +27,14 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
     println!("|---:|---:|---:|---:|---:|---:|---:|");
     let request = create_request();
     // Unmeasured first: DynamoDB Local is Java, and its first seconds run
-    // before its JIT has compiled the hot paths.
+    // before its JIT has compiled the hot paths (those of contended creates
+    // too: as many clients as the most the figures use).
     {
         let store = Store::new(Backend::Dynamo);
         let spin = store.launch().variable("api_key", &serving.api_key).start();
         let addr = spin.api.base.trim_start_matches("http://").to_string();
-        load::closed_over(&[addr], &request, 16, o.seconds)?;
+        let most = o.connections.iter().copied().max().unwrap_or(16);
+        load::closed_over(&[addr], &request, most, 2.0 * o.seconds)?;
     }
     for &delay in &o.delays {
         let store = Store::new(Backend::Dynamo);
