@@ -73,13 +73,8 @@ pub fn preload(kv: &KvStore, count: usize, status: impl Fn(usize) -> PetStatus) 
     let view = CoreView(&scratch);
     let catalogue = Catalogue::new(&view);
     for n in 1..=count {
-        let body = format!(
-            r#"{{"name":"pet-{n}","categoryId":1,"status":"{}"}}"#,
-            status(n).as_str()
-        );
-        let pet = NewPet::from_json(body.as_bytes()).map_err(|e| anyhow::anyhow!("{e:?}"))?;
         catalogue
-            .create(pet, Batches::Atomic)
+            .create(nth_pet(n, status(n))?, Batches::Atomic)
             .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
     }
     // Readers build the index (creates never touch it): walk every list once,
@@ -88,23 +83,9 @@ pub fn preload(kv: &KvStore, count: usize, status: impl Fn(usize) -> PetStatus) 
         .into_iter()
         .chain(PetStatus::ALL.map(ListName::Status));
     for list in lists {
-        let mut from = Some(1);
-        while let Some(position) = from {
-            let page = catalogue
-                .list(list, position, 100, Reads::OneByOne)
-                .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
-            from = page.next.map(|c| c.position);
-        }
+        walk(&catalogue, list, Reads::OneByOne)?;
     }
-    let dump = scratch_engine(&scratch)?.dump();
-    kv.engine().load(&dump.values)?;
-    for (key, value) in &dump.counters {
-        kv.engine()
-            .increment(key, *value)
-            .map_err(|e| anyhow::anyhow!("preload counter {key}: {e}"))?;
-    }
-    kv.reset_stats();
-    Ok(())
+    copy_into(kv, &scratch)
 }
 
 /// As [`preload`], in layout v3, as an instance declared `aws_dynamo`
@@ -122,11 +103,7 @@ pub fn preload_sequenced(
     let view = CoreView(&scratch);
     let mut taken = [0i64; SEQUENCES];
     for n in 1..=count {
-        let body = format!(
-            r#"{{"name":"pet-{n}","categoryId":1,"status":"{}"}}"#,
-            status(n).as_str()
-        );
-        let new = NewPet::from_json(body.as_bytes()).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let new = nth_pet(n, status(n))?;
         let k = (n - 1) % SEQUENCES;
         taken[k] += 1;
         let id = Sequences::id(k, taken[k]);
@@ -140,15 +117,37 @@ pub fn preload_sequenced(
             view.increment(&format!("ids:{k}"), *n)?;
         }
     }
-    let catalogue = Catalogue::new(&view);
+    walk(&Catalogue::new(&view), ListName::All, Reads::Batched)?;
+    copy_into(kv, &scratch)
+}
+
+/// The `n`th preloaded pet: `pet-<n>`, category 1.
+fn nth_pet(n: usize, status: PetStatus) -> Result<NewPet> {
+    let body = format!(
+        r#"{{"name":"pet-{n}","categoryId":1,"status":"{}"}}"#,
+        status.as_str()
+    );
+    NewPet::from_json(body.as_bytes()).map_err(|e| anyhow::anyhow!("{e:?}"))
+}
+
+/// Walks `list` to its end in pages of 100: readers build its index pieces,
+/// as a running service's do.
+fn walk(catalogue: &Catalogue<'_, CoreView<'_>>, list: ListName, reads: Reads) -> Result<()> {
     let mut from = Some(1);
     while let Some(position) = from {
         let page = catalogue
-            .list(ListName::All, position, 100, Reads::Batched)
+            .list(list, position, 100, reads)
             .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
         from = page.next.map(|c| c.position);
     }
-    let dump = scratch_engine(&scratch)?.dump();
+    Ok(())
+}
+
+/// Copies the scratch store into `kv` in bulk, counters through the
+/// engine's own `increment` (each in its backend's encoding); resets `kv`'s
+/// call counts.
+fn copy_into(kv: &KvStore, scratch: &KvStore) -> Result<()> {
+    let dump = scratch_engine(scratch)?.dump();
     kv.engine().load(&dump.values)?;
     for (key, value) in &dump.counters {
         kv.engine()
