@@ -6,14 +6,15 @@
 //! comes from its default or from the environment costs about 12 µs to read
 //! (BENCHMARKS.md): `api_key` to authenticate, `cors_origins` when the
 //! request comes from a browser (it carries `Origin`), `idempotency_lease_ms`
-//! for a keyed create, `key_value_backend` for a create. `GET /v1/health`
-//! reads them all, so that any unusable variable fails the deployment's
-//! probes.
+//! for a keyed create or a page that meets one's pending record,
+//! `key_value_backend` for a create or a page, `catalogue_layout` for a
+//! create. `GET /v1/health` reads them all, so that any unusable variable
+//! fails the deployment's probes.
 
 use std::cell::OnceCell;
 
 use crate::auth::ApiKeys;
-use crate::catalogue::KvBackend;
+use crate::catalogue::{KvBackend, LayoutName, CATALOGUE_LAYOUT};
 use crate::cors::CorsOrigins;
 use crate::errors::Misconfiguration;
 use crate::platform::Platform;
@@ -46,6 +47,7 @@ pub struct Config<'p> {
     cors_origins: Parsed<CorsOrigins>,
     idempotency_lease_ms: Parsed<u64>,
     key_value_backend: Parsed<KvBackend>,
+    catalogue_layout: Parsed<LayoutName>,
 }
 
 impl<'p> Config<'p> {
@@ -56,6 +58,7 @@ impl<'p> Config<'p> {
             cors_origins: OnceCell::new(),
             idempotency_lease_ms: OnceCell::new(),
             key_value_backend: OnceCell::new(),
+            catalogue_layout: OnceCell::new(),
         }
     }
 
@@ -85,12 +88,32 @@ impl<'p> Config<'p> {
             .copied()
     }
 
+    /// The layout the store should hold. Lanes need a compare-and-swap
+    /// that is atomic on an absent key: only `aws_dynamo` has one.
+    pub fn catalogue_layout(&self) -> Result<LayoutName, Misconfiguration> {
+        let layout = self
+            .read(&self.catalogue_layout, CATALOGUE_LAYOUT, LayoutName::parse)
+            .copied()?;
+        let backend = self.key_value_backend()?;
+        if layout == LayoutName::Lanes && backend != KvBackend::AwsDynamo {
+            return Err(Misconfiguration {
+                variable: CATALOGUE_LAYOUT,
+                why: format!(
+                    "'lanes' needs the aws_dynamo backend, not '{}': set it to 'counters'",
+                    backend.name()
+                ),
+            });
+        }
+        Ok(layout)
+    }
+
     /// Every variable, in the order of spin.toml: the first unusable one.
     pub fn check_all(&self) -> Result<(), Misconfiguration> {
         self.api_keys()?;
         self.idempotency_lease_ms()?;
         self.cors_origins()?;
         self.key_value_backend()?;
+        self.catalogue_layout()?;
         Ok(())
     }
 
@@ -163,6 +186,7 @@ mod tests {
             (CORS_ORIGINS, Ok("")),
             (IDEMPOTENCY_LEASE_MS, Ok("250")),
             (KEY_VALUE_BACKEND, Ok(" aws_dynamo ")),
+            (CATALOGUE_LAYOUT, Ok("lanes")),
         ]);
         let config = Config::new(&platform);
         assert!(platform.reads.borrow().is_empty(), "nothing read up front");
@@ -173,13 +197,15 @@ mod tests {
         assert!(config.cors_origins().unwrap().is_empty());
         config.check_all().unwrap();
         assert_eq!(config.key_value_backend(), Ok(KvBackend::AwsDynamo));
+        assert_eq!(config.catalogue_layout(), Ok(LayoutName::Lanes));
         assert_eq!(
             *platform.reads.borrow(),
             [
                 API_KEY,
                 IDEMPOTENCY_LEASE_MS,
                 CORS_ORIGINS,
-                KEY_VALUE_BACKEND
+                KEY_VALUE_BACKEND,
+                CATALOGUE_LAYOUT
             ]
         );
     }
@@ -191,6 +217,7 @@ mod tests {
             (CORS_ORIGINS, Err("the provider is down")),
             (IDEMPOTENCY_LEASE_MS, Ok("soon")),
             (KEY_VALUE_BACKEND, Ok("dynamo")),
+            (CATALOGUE_LAYOUT, Ok("lanes")),
         ]);
         let config = Config::new(&platform);
         let keys = config.api_keys().unwrap_err();
@@ -208,5 +235,28 @@ mod tests {
         assert_eq!(config.check_all().unwrap_err().variable, API_KEY);
         let backend = config.key_value_backend().unwrap_err();
         assert!(backend.why.contains("spin, redis, aws_dynamo"), "{backend}");
+    }
+
+    #[test]
+    fn lanes_need_the_aws_dynamo_backend() {
+        for (backend, ok) in [
+            ("spin", false),
+            ("redis", false),
+            ("azure_cosmos", false),
+            ("aws_dynamo", true),
+        ] {
+            let platform = fixed(vec![
+                (KEY_VALUE_BACKEND, Ok(backend)),
+                (CATALOGUE_LAYOUT, Ok("lanes")),
+            ]);
+            let layout = Config::new(&platform).catalogue_layout();
+            assert_eq!(layout.is_ok(), ok, "{backend}: {layout:?}");
+        }
+        let platform = fixed(vec![
+            (KEY_VALUE_BACKEND, Ok("spin")),
+            (CATALOGUE_LAYOUT, Ok("Lanes")),
+        ]);
+        let wrong = Config::new(&platform).catalogue_layout().unwrap_err();
+        assert!(wrong.why.contains("counters, lanes"), "{wrong}");
     }
 }

@@ -67,9 +67,11 @@ pub enum ApiError {
     /// The request needs a Spin variable that is unusable: a 500, loudly,
     /// rather than a 401 that would say nothing to the operators.
     Misconfigured(Misconfiguration),
-    /// The same, found by `/v1/health`: 503, so that a broken rollout fails
-    /// its probes.
-    HealthMisconfigured(Misconfiguration),
+    /// The deployment cannot serve this as configured, found by `/v1/health`
+    /// (503, so that a broken rollout fails its probes) or by a write the
+    /// store's layout refuses (503: nothing was changed, and operators can
+    /// see why in the log).
+    Unserviceable(Misconfiguration),
 }
 
 #[derive(Serialize)]
@@ -96,7 +98,7 @@ impl ApiError {
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) | ApiError::Misconfigured(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            ApiError::HealthMisconfigured(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unserviceable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -116,7 +118,7 @@ impl ApiError {
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => "store_unavailable",
             ApiError::Internal(_) | ApiError::Misconfigured(_) => "internal_error",
-            ApiError::HealthMisconfigured(_) => "misconfigured",
+            ApiError::Unserviceable(_) => "misconfigured",
         }
     }
 
@@ -163,7 +165,7 @@ impl ApiError {
                     .into()
             }
             ApiError::Internal(_) | ApiError::Misconfigured(_) => "internal error".into(),
-            ApiError::HealthMisconfigured(_) => {
+            ApiError::Unserviceable(_) => {
                 "the service is misconfigured; its operators can see why in its log".into()
             }
         }
@@ -176,7 +178,7 @@ impl ApiError {
             ApiError::CreateOutcomeUnknown(e) => Some(format!("create outcome unknown: {e}")),
             ApiError::KeyedCreateUnavailable(e) => Some(format!("keyed create: {e}")),
             ApiError::Internal(m) => Some(m.clone()),
-            ApiError::Misconfigured(m) | ApiError::HealthMisconfigured(m) => Some(m.to_string()),
+            ApiError::Misconfigured(m) | ApiError::Unserviceable(m) => Some(m.to_string()),
             _ => None,
         }
     }
@@ -204,7 +206,8 @@ impl ApiError {
             }
             ApiError::StoreUnavailable(_)
             | ApiError::CreateOutcomeUnknown(_)
-            | ApiError::KeyedCreateUnavailable(_) => {
+            | ApiError::KeyedCreateUnavailable(_)
+            | ApiError::Unserviceable(_) => {
                 response = response.with_header("retry-after", RETRY_AFTER_SECONDS.to_string());
             }
             ApiError::IdempotencyKeyInUse {
@@ -241,7 +244,7 @@ impl std::error::Error for ApiError {
             ApiError::StoreUnavailable(e)
             | ApiError::CreateOutcomeUnknown(e)
             | ApiError::KeyedCreateUnavailable(e) => Some(e),
-            ApiError::Misconfigured(m) | ApiError::HealthMisconfigured(m) => Some(m),
+            ApiError::Misconfigured(m) | ApiError::Unserviceable(m) => Some(m),
             _ => None,
         }
     }

@@ -3,7 +3,10 @@
 
 use http::{Method, StatusCode};
 
-use crate::catalogue::{self, pets_body, Catalogue, Created, Lease, Page, ID_COUNTER};
+use crate::catalogue::{
+    self, pets_body, Catalogue, Clock, Created, Health, LayoutName, Lease, Page, StoreLayout,
+    SEAL_AFTER_MS,
+};
 use crate::conditional::{self, LIST_CACHE, PET_CACHE};
 use crate::config::{Config, KEY_VALUE_BACKEND};
 use crate::errors::{ApiError, Misconfiguration};
@@ -144,7 +147,7 @@ fn respond<S: KvStore>(
             };
             return Ok(document).into();
         }
-        (Route::Health, &Method::GET) => return health(config, store).into(),
+        (Route::Health, &Method::GET) => return health(config, platform, store).into(),
         _ => {}
     }
     // A browser's preflight from an allowed origin, for a route that exists,
@@ -162,13 +165,12 @@ fn respond<S: KvStore>(
     if let Err(e) = authenticate(request, config) {
         return Err(e).into();
     }
-    let catalogue = Catalogue::new(store);
     match (route, &request.method) {
         (Route::Pet(id), &Method::GET) => Answer {
             deprecated: true,
-            ..get_pet(&catalogue, request, id).into()
+            ..get_pet(store, request, config, id).into()
         },
-        (Route::Pets, &Method::GET) => list_pets(&catalogue, request, config),
+        (Route::Pets, &Method::GET) => list_pets(store, request, config, platform),
         (Route::Pets, &Method::POST) => create_pet(store, request, config, platform).into(),
         (Route::Unknown, _) => Err(ApiError::NotFound("no such resource".into())).into(),
         (route, _) => {
@@ -179,25 +181,57 @@ fn respond<S: KvStore>(
 }
 
 /// `GET /v1/health`: 200 when every variable is usable, one read of the
-/// store succeeds and the store is what `key_value_backend` declares
-/// ([`catalogue::KvBackend::contradicted_by`]); 503 otherwise. The body never
-/// holds data.
-fn health<S: KvStore>(config: &Config, store: &S) -> Result<Response, ApiError> {
-    config.check_all().map_err(ApiError::HealthMisconfigured)?;
-    store.get(ID_COUNTER)?;
+/// store succeeds, the store is what `key_value_backend` declares
+/// ([`catalogue::KvBackend::contradicted_by`]) and holds a layout this
+/// instance writes; 503 otherwise. The body says the store's layout and a
+/// move's state; never data.
+fn health<S: KvStore>(
+    config: &Config,
+    platform: &dyn Platform,
+    store: &S,
+) -> Result<Response, ApiError> {
+    config.check_all().map_err(ApiError::Unserviceable)?;
     let backend = config
         .key_value_backend()
-        .map_err(ApiError::HealthMisconfigured)?;
+        .map_err(ApiError::Unserviceable)?;
+    let wanted = config.catalogue_layout().map_err(ApiError::Unserviceable)?;
+    let report = Catalogue::new(store, backend).health(wanted)?;
     if let Some(why) = backend.contradicted_by(store) {
-        return Err(ApiError::HealthMisconfigured(Misconfiguration {
+        return Err(ApiError::Unserviceable(Misconfiguration {
             variable: KEY_VALUE_BACKEND,
             why: format!("'{}', but {why}", backend.name()),
         }));
     }
-    Ok(
-        Response::json_text(StatusCode::OK, br#"{"status":"ok"}"#.to_vec())
-            .with_header("cache-control", "no-store"),
-    )
+    let body = health_body(&report, platform.now_ms());
+    Ok(Response::json_text(StatusCode::OK, body.into_bytes())
+        .with_header("cache-control", "no-store"))
+}
+
+/// `{"status":"ok","layout":…}`, and `"move"` when the operator asked for
+/// lanes on a counters store (it waits for the next create) or the store
+/// moved (`settling` while creates of the moment may still commit ids from
+/// before it, then `done`).
+fn health_body(report: &Health, now_ms: u64) -> String {
+    let layout = report.layout.name().map_or("none", LayoutName::name);
+    let moving = match report.layout {
+        StoreLayout::Counters(_) if report.wanted == LayoutName::Lanes => {
+            r#","move":{"from":"counters","to":"lanes","state":"waiting for the next create"}"#
+                .to_string()
+        }
+        StoreLayout::Lanes(mark) if mark.moved_ms > 0 => {
+            let state = if now_ms >= mark.moved_ms + SEAL_AFTER_MS {
+                "done"
+            } else {
+                "settling"
+            };
+            format!(
+                r#","move":{{"from":"counters","to":"lanes","state":"{state}","ids_before":{},"at_ms":{}}}"#,
+                mark.legacy_last, mark.moved_ms
+            )
+        }
+        _ => String::new(),
+    };
+    format!(r#"{{"status":"ok","layout":"{layout}"{moving}}}"#)
 }
 
 /// An unusable `api_key` answers 500 to every request that needs
@@ -207,17 +241,27 @@ fn authenticate(request: &Request, config: &Config) -> Result<(), ApiError> {
     config.api_keys()?.authenticate(request)
 }
 
-fn list_pets<S: KvStore>(catalogue: &Catalogue<S>, request: &Request, config: &Config) -> Answer {
+fn list_pets<S: KvStore>(
+    store: &S,
+    request: &Request,
+    config: &Config,
+    platform: &dyn Platform,
+) -> Answer {
     let query = match ListQuery::parse(request.query.as_deref()) {
         Ok(query) => query,
         Err(e) => return Err(e).into(),
     };
-    let reads = match config.key_value_backend() {
-        Ok(backend) => backend.reads(),
+    let backend = match config.key_value_backend() {
+        Ok(backend) => backend,
         Err(e) => return Err(e.into()).into(),
     };
-    let from = query.cursor.map_or(1, |c| c.position);
-    match catalogue.list(query.list(), from, query.limit, reads) {
+    let lease_ms = || config.idempotency_lease_ms().map_err(ApiError::from);
+    let clock = Clock {
+        now_ms: platform.now_ms(),
+        lease_ms: &lease_ms,
+    };
+    let catalogue = Catalogue::new(store, backend);
+    match catalogue.page(&clock, query.list(), query.cursor.as_ref(), query.limit) {
         Ok(mut page) => {
             let notes = std::mem::take(&mut page.notes);
             Answer {
@@ -273,6 +317,7 @@ fn create_pet<S: KvStore>(
     let key = IdempotencyKey::from_request(request)?;
     let new_pet = NewPet::from_json(body)?;
     let backend = config.key_value_backend()?;
+    let layout = config.catalogue_layout()?;
     let keyed = match &key {
         None => None,
         Some(key) => Some((
@@ -283,14 +328,13 @@ fn create_pet<S: KvStore>(
             },
         )),
     };
-    Ok(
-        match catalogue::create_pet(store, platform, backend, new_pet, keyed)? {
-            Created::Pet(pet) => created(&pet),
-            Created::Replayed { id, body } => Response::json_text(StatusCode::CREATED, body)
-                .with_header("location", location(id))
-                .with_header("idempotent-replayed", "true"),
-        },
-    )
+    let catalogue = Catalogue::new(store, backend);
+    Ok(match catalogue.create(platform, layout, new_pet, keyed)? {
+        Created::Pet(pet) => created(&pet),
+        Created::Replayed { id, body } => Response::json_text(StatusCode::CREATED, body)
+            .with_header("location", location(id))
+            .with_header("idempotent-replayed", "true"),
+    })
 }
 
 fn created(pet: &Pet) -> Response {
@@ -311,8 +355,9 @@ fn is_json_media_type(value: &[u8]) -> bool {
 }
 
 fn get_pet<S: KvStore>(
-    catalogue: &Catalogue<S>,
+    store: &S,
     request: &Request,
+    config: &Config,
     raw_id: &str,
 ) -> Result<Response, ApiError> {
     let not_found = || ApiError::NotFound("no pet has this id".into());
@@ -320,7 +365,8 @@ fn get_pet<S: KvStore>(
     let id = parse_digits(raw_id)
         .filter(|id| *id >= 1)
         .ok_or_else(not_found)?;
-    let pet = catalogue.get(id)?.ok_or_else(not_found)?;
+    let reads = || Ok(config.key_value_backend()?.reads());
+    let pet = catalogue::get_pet(store, id, &reads)?.ok_or_else(not_found)?;
     let ok = Response::json(StatusCode::OK, &pet);
     Ok(conditional::respond(request, ok, PET_CACHE, &[]))
 }

@@ -8,7 +8,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use common::{
-    api, assert_created, assert_error, every_attempt, pets_named, Api, BACKENDS, LEASE_MS, REX,
+    api, assert_created, assert_error, every_attempt, pets_named, Api, Setup, BACKENDS, LEASE_MS,
+    REX,
 };
 use petstore::response::Response;
 use petstore_testkit::{Backend, Fault, Op};
@@ -31,12 +32,22 @@ fn competitor_inside(
     seen
 }
 
+/// The commit of a keyed create: the pet's `set` (counters), the swap of
+/// its lane's head (lanes).
+fn commit(setup: Setup) -> fn(&Op) -> bool {
+    if setup.lanes() {
+        |op| matches!(op, Op::Swap(k) if k.starts_with("lane:"))
+    } else {
+        |op| matches!(op, Op::Set(_))
+    }
+}
+
 #[test]
 fn a_request_while_the_first_is_in_progress_is_409_with_retry_after() {
     for backend in BACKENDS {
         let api = api(backend);
         // The second request arrives while the first is about to commit.
-        let seen = competitor_inside(&api, |op| matches!(op, Op::Set(_)), 0);
+        let seen = competitor_inside(&api, commit(backend), 0);
         let id = assert_created(&api.post_keyed("k", REX));
         let second = seen.borrow_mut().take().unwrap();
         assert_error(&second, 409, "idempotency_key_in_use");
@@ -50,26 +61,53 @@ fn a_request_while_the_first_is_in_progress_is_409_with_retry_after() {
     }
 }
 
-#[test]
-fn concurrent_first_requests_elect_one_creator_at_every_step() {
-    // A second first-request runs entirely inside each step of the first.
-    // Layout v2's steps, then layout v3's (DynamoDB): its sequences' read,
-    // the claim of a new store's layout, its one `increment`.
-    let steps: [fn(&Op) -> bool; 9] = [
+/// The steps of a keyed create of `setup` on a store of `earlier` pets,
+/// each one a competitor runs inside: the counters layout's (the read of
+/// the word is an `increment` by 0 or the claim's `current`, unlisted),
+/// and the lanes layout's (on a new store its claim of `ctr:id`; on one
+/// whose lane already holds a pet, the store of that pet).
+fn steps(setup: Setup, earlier: usize) -> Vec<fn(&Op) -> bool> {
+    let counters: [fn(&Op) -> bool; 6] = [
         |op| matches!(op, Op::Increment(k) if k == "ctr:id"),
         |op| matches!(op, Op::Increment(k) if k == "ctr:sold"),
         |op| matches!(op, Op::SetMany(_)),
-        |op| matches!(op, Op::CasBegin(_)),
+        |op| matches!(op, Op::CasBegin(k) if k.starts_with("idem:")),
         |op| matches!(op, Op::Swap(_)),
         |op| matches!(op, Op::Set(_)),
-        |op| matches!(op, Op::GetMany(_)),
-        |op| matches!(op, Op::Swap(k) if k == "ctr:id"),
-        |op| matches!(op, Op::Increment(k) if k.starts_with("ids:")),
     ];
-    for backend in BACKENDS {
+    let lanes: [fn(&Op) -> bool; 5] = [
+        |op| matches!(op, Op::CasBegin(k) if k.starts_with("idem:")),
+        |op| matches!(op, Op::GetMany(_)),
+        |op| matches!(op, Op::Swap(k) if k.starts_with("idem:")),
+        |op| matches!(op, Op::CasBegin(k) if k.starts_with("lane:")),
+        |op| matches!(op, Op::Swap(k) if k.starts_with("lane:")),
+    ];
+    let mut steps = if setup.lanes() {
+        lanes.to_vec()
+    } else {
+        counters.to_vec()
+    };
+    if setup.lanes() && earlier == 0 {
+        steps.push(|op| matches!(op, Op::CasBegin(k) if k == "ctr:id"));
+        steps.push(|op| matches!(op, Op::Swap(k) if k == "ctr:id"));
+    }
+    if setup.lanes() && earlier > 0 {
+        steps.push(|op| matches!(op, Op::SetMany(_)));
+    }
+    steps
+}
+
+#[test]
+fn concurrent_first_requests_elect_one_creator_at_every_step() {
+    // A second first-request runs entirely inside each step of the first.
+    for (backend, earlier) in BACKENDS.into_iter().flat_map(|b| [(b, 0), (b, 16)]) {
         let mut ran = 0;
+        let steps = steps(backend, earlier);
         for (step, when) in steps.iter().enumerate() {
             let api = api(backend);
+            for n in 0..earlier {
+                api.create(&format!("p{n}"), "available");
+            }
             let seen = competitor_inside(&api, *when, 0);
             let first = api.post_keyed("k", REX);
             let Some(second) = seen.borrow_mut().take() else {
@@ -98,7 +136,11 @@ fn concurrent_first_requests_elect_one_creator_at_every_step() {
                 "{context}"
             );
         }
-        assert_eq!(ran, 6, "{backend:?}: steps a competitor ran inside");
+        assert_eq!(
+            ran,
+            steps.len(),
+            "{backend:?}: every step had a competitor inside"
+        );
     }
 }
 
@@ -119,7 +161,11 @@ fn both_ways_of_claiming_on_one_dynamodb_store_elect_one_creator() {
     ];
     for (first, second) in [("aws_dynamo", "spin"), ("spin", "aws_dynamo")] {
         for (step, when) in steps.iter().enumerate() {
-            let api = api((Backend::Dynamo, first));
+            let api = api(Setup {
+                backend: Backend::Dynamo,
+                declared: first,
+                layout: "counters",
+            });
             let mut old = api.twin();
             old.set_variable("key_value_backend", "spin");
             old.create("Old", "available");
@@ -216,7 +262,7 @@ fn a_fault_at_any_call_then_retries_end_in_exactly_one_pet() {
                 let after = api.create("after", "sold");
                 let walked = api.walk("/v1/pets");
                 assert!(walked.contains(&after), "{context}");
-                if backend.0 != Backend::Dynamo {
+                if backend.backend != Backend::Dynamo {
                     assert_eq!(Some(&after), walked.last(), "{context}");
                 }
             }
@@ -230,7 +276,7 @@ fn a_late_owner_and_the_retry_that_finished_for_it_make_one_pet() {
         let api = api(backend);
         // The owner stalls before its commit for longer than the lease; a
         // retry finishes the create; then the owner's commit lands.
-        let seen = competitor_inside(&api, |op| matches!(op, Op::Set(_)), LEASE_MS + 1);
+        let seen = competitor_inside(&api, commit(backend), LEASE_MS + 1);
         let owner = assert_created(&api.post_keyed("k", REX));
         let finisher = assert_created(seen.borrow().as_ref().unwrap());
         assert_eq!(owner, finisher, "{backend:?}");

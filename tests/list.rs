@@ -112,9 +112,41 @@ fn link_next_carries_only_the_parameters_used_plus_cursor() {
     assert_next(&r, r#"</v1/pets?cursor=c21>; rel="next""#);
     let r = api.get(&next_target(r.header("link").unwrap()));
     assert_eq!(json(&r).as_array().unwrap().len(), 5);
-    assert_eq!(r.header("link"), None, "last page has no next");
-    // A page that ends exactly at the last pet has no next link either.
-    assert_eq!(api.get("/v1/pets?limit=25").header("link"), None);
+    // A page with pets links on, also at the end of the list: a client
+    // that follows the list resumes there (docs/decisions.md).
+    assert_next(&r, r#"</v1/pets?cursor=c26>; rel="next""#);
+    let end = api.get(&next_target(r.header("link").unwrap()));
+    assert_eq!(
+        (end.body.as_slice(), end.header("link")),
+        (&b"[]"[..], None),
+        "the walk ends"
+    );
+    assert_next(
+        &api.get("/v1/pets?limit=25"),
+        r#"</v1/pets?limit=25&cursor=c26>; rel="next""#,
+    );
+}
+
+/// The sync protocol: the walk ends at a page with no `next`; requesting
+/// that page again lists what was created since, once, and links on.
+#[test]
+fn the_last_page_requested_again_lists_what_is_new_and_nothing_twice() {
+    let api = Api::new();
+    for _ in 0..3 {
+        api.create("a", "sold");
+    }
+    let walked = api.walk("/v1/pets?limit=2");
+    assert_eq!(walked, [1, 2, 3]);
+    let last = "/v1/pets?limit=2&cursor=c4";
+    assert_eq!(api.get(last).header("link"), None, "the walk ended here");
+    assert!(page_ids(&api.get(last)).is_empty());
+    for _ in 0..3 {
+        api.create("b", "sold");
+    }
+    let r = api.get(last);
+    assert_eq!(page_ids(&r), [4, 5]);
+    assert_next(&r, r#"</v1/pets?limit=2&cursor=c6>; rel="next""#);
+    assert_eq!(api.walk(last), [4, 5, 6]);
 }
 
 #[test]

@@ -6,10 +6,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::{assert_error, json, new_pet, Api};
-use petstore::catalogue::Batches;
-use petstore::catalogue::{Catalogue, PIECE_LEN};
-use petstore::model::PetStatus;
+use common::{assert_error, json, Api};
+use petstore::catalogue::PIECE_LEN;
 use petstore_testkit::{Fault, MemStore};
 
 #[test]
@@ -98,16 +96,13 @@ fn a_corrupt_pet_or_counter_is_a_500_not_a_panic() {
 /// through the catalogue exactly as the component does.
 fn preload(n: usize, sold_every: usize) -> Api {
     let api = Api::new();
-    let catalogue = Catalogue::new(&api.store);
     for i in 1..=n {
         let status = if sold_every > 0 && i % sold_every == 0 {
-            PetStatus::Sold
+            "sold"
         } else {
-            PetStatus::Available
+            "available"
         };
-        catalogue
-            .create(new_pet("preloaded", status), Batches::Atomic)
-            .unwrap();
+        api.create("preloaded", status);
     }
     // Readers build the index: walk every list once.
     for target in [

@@ -1,5 +1,5 @@
-//! The key names of the layout, and the encodings Spin's backends give the
-//! counters that `increment` writes.
+//! The key names of both layouts, and the encodings Spin's backends give
+//! the counters that `increment` writes.
 
 use crate::model::{IdempotencyKey, ListName, PetStatus};
 
@@ -15,7 +15,7 @@ pub const PIECE_LEN: i64 = 32;
 pub const FALLBACK_BUDGET: usize = 64;
 /// The same budget where a page reads in batches (`get-many`, up to 100
 /// keys a call): a page over a cold index then makes at most this many
-/// look-up calls, beside its pieces' read and its repair's write.
+/// look-up calls, beside its first read and its repair's write.
 pub const BATCHED_BUDGET: usize = 4;
 
 pub const ID_COUNTER: &str = "ctr:id";
@@ -54,6 +54,34 @@ pub fn record_key(key: &IdempotencyKey) -> String {
 
 pub fn piece_key(list: ListName, piece: i64) -> String {
     format!("{PIECE_PREFIX}:{}:{piece}", list.as_str())
+}
+
+/// `hole:{list}:{position}`: when a reader first found this position of a
+/// counters list carried by a walk for long (Unix ms): the clock a seal
+/// waits on (`counters::carry`).
+pub fn sighting_key(list: ListName, position: i64) -> String {
+    format!("hole:{}:{position}", list.as_str())
+}
+
+/// `lane:{k}`: the head of lane `k` (lanes layout).
+pub fn head_key(lane: usize) -> String {
+    format!("lane:{lane}")
+}
+
+/// `sx:{status}:{lane}:{position}`: the pet at `position` of the pets of
+/// `status` in `lane` (lanes layout).
+pub fn entry_key(status: PetStatus, lane: usize, position: u64) -> String {
+    format!("sx:{}:{lane}:{position}", status.as_str())
+}
+
+/// `ix3:all:{block}`: the lanes layout's piece of ids `32·block + 1 …
+/// 32·block + 32`; `ix3:{status}:{lane}:{k}`: of positions `32k + 1 …`
+/// of that status's pets in that lane.
+pub fn lane_piece_key(list: ListName, lane: usize, piece: i64) -> String {
+    match list {
+        ListName::All => format!("ix3:all:{piece}"),
+        ListName::Status(s) => format!("ix3:{}:{lane}:{piece}", s.as_str()),
+    }
 }
 
 pub fn piece_of(position: i64) -> i64 {

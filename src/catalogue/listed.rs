@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::rc::Rc;
 
 use crate::errors::ApiError;
-use crate::model::{Pet, PetStatus};
+use crate::model::Pet;
 
 use super::record::encode_pet;
 
@@ -42,15 +42,19 @@ impl Listed {
         })
     }
 
-    /// Whether the pet has `status`: the last member of a pet's JSON as
-    /// `encode_pet` writes it (the contract's field order), so no decoding.
-    pub fn has_status(&self, status: PetStatus) -> bool {
-        let json = self.json().as_bytes();
-        let Some(rest) = json.strip_suffix(b"\"}") else {
-            return false;
-        };
-        rest.strip_suffix(status.as_str().as_bytes())
-            .is_some_and(|rest| rest.ends_with(br#","status":""#))
+    /// A pet's stored JSON, as `encode_pet` wrote it (it begins with its
+    /// id: `{"id":<id>,`); `None` for anything else.
+    pub(super) fn from_json(json: Vec<u8>) -> Option<Listed> {
+        let digits = json.strip_prefix(br#"{"id":"#)?;
+        let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+        let id = std::str::from_utf8(&digits[..len]).ok()?.parse().ok()?;
+        let text = String::from_utf8(json).ok()?;
+        let span = 0..text.len();
+        Some(Listed {
+            id,
+            text: Rc::new(text),
+            span,
+        })
     }
 
     /// The pet's JSON text, as in responses.

@@ -1,104 +1,347 @@
-//! The catalogue in the key-value store: how a pet is written, indexed and
-//! read, over any [`KvStore`]. The layout and why it is correct on every
-//! backend's quirks: docs/key-value-layout.md. One job per file:
-//!
-//! - [`backend`]: Spin's backends, and what each decides here;
-//! - [`keys`]: the key names, and the counter encodings of Spin's backends;
-//! - [`ahead`]: how a page reads: a `get` at a time, or batches fetched ahead;
-//! - [`create`]: reserving an id and a position, and the commit;
-//! - [`keyed`]: a create under an `Idempotency-Key`, exactly once per key;
-//! - [`pending`]: the pending record a keyed create stages before its claim;
-//! - [`piece`]: the index piece, a cache of 32 positions of a list, as text;
-//! - [`list`]: a page's walk along a list, healing the pieces it reads;
-//! - [`listed`]: a pet as a list holds it, a span of a piece's text;
-//! - [`record`]: the [`Catalogue`] handle, what `pet:{id}` holds, getPet;
-//! - [`sequences`]: layout v3's ids, from 16 sequences, and which layout a
-//!   store holds;
-//! - `truth`: a page's look-ups of what its pieces lack.
-//!
-//! A create of layout v2 (SQLite, Redis, and stores written before 1.3.0) is
-//! two `increment`s and one `set-many` (one transaction, one `MSET`; on
-//! DynamoDB two `set`s); of layout v3 (DynamoDB) one `get-many`, one
-//! `increment` of one of 16 sequences and one `set`. It never touches the
-//! index. The pieces are a cache over data that
-//! never changes (`pet`, `slot`): a reader takes what a piece holds, fills
-//! gaps from that truth, and writes the piece back, so a missing, stale or
-//! unreadable piece costs reads once and never changes an answer.
+//! The catalogue in the key-value store, over any [`KvStore`]: one
+//! interface ([`Catalogue`]: getPet's read, a page, a create, the health
+//! report) over two layouts, each a module that knows nothing of the other:
+//! `counters` (one id counter; every store of 1.0.0–1.2.0, SQLite, Redis)
+//! and `lanes` (16 logs of ids claimed by compare-and-swap; DynamoDB, where
+//! creates must scale out). This file and `layout` are where the layouts
+//! meet: the store says which it holds, the operator which it should.
+//! docs/key-value-layout.md.
 
-pub mod ahead;
+mod ahead;
 pub mod backend;
-pub mod create;
-pub mod keyed;
+mod counters;
 pub mod keys;
-pub mod list;
-pub mod listed;
-pub mod pending;
-pub mod piece;
-pub mod record;
-pub mod sequences;
-mod truth;
+mod lanes;
+pub mod layout;
+mod listed;
+mod pending;
+mod piece;
+mod record;
 
 pub use backend::{Batches, ClaimBy, KvBackend, Reads};
-pub use create::Reserved;
-pub use keyed::{Created, Lease};
-pub use keys::{decode_counter, encode_counter_like, FALLBACK_BUDGET, ID_COUNTER, PIECE_LEN};
-pub use list::Page;
+pub use keys::{decode_counter, ID_COUNTER, PIECE_LEN};
+pub use layout::{LayoutName, Mark, StoreLayout, CATALOGUE_LAYOUT};
 pub use listed::{pets_body, Listed};
-pub use pending::Pending;
-pub use record::{encode_pet, Catalogue, PetRecord};
-pub use sequences::{Layout, Sequences, SEQUENCES, V3_MARK};
+pub use pending::{COMMIT_WITHIN_MS, SEAL_AFTER_MS};
+pub use record::{encode_pet, PetRecord};
 
 use crate::errors::ApiError;
-use crate::model::{IdempotencyKey, NewPet};
+use crate::model::{Cursor, IdempotencyKey, ListName, NewPet, Pet, LANES};
 use crate::platform::Platform;
 use crate::retry::Retrying;
 use crate::store::KvStore;
 
-/// A create as the API asks for it, on the deployment's backend: each call
-/// retried under the backend's policy, committed as its batches allow, and
-/// with an `Idempotency-Key` (and the lease its unfinished creates keep it
-/// for), exactly once per key.
-///
-/// On a store declared `aws_dynamo` the create first reads which layout the
-/// store holds (`sequences`); a store no create ran on becomes layout v3.
-///
-/// A store declared SQLite or Redis that shows it is DynamoDB (a contended
-/// `increment` fails as only DynamoDB's does) is from then on treated as
-/// DynamoDB by this request: its retry policy, and a commit that writes the
-/// slot before the pet. The success path makes the same calls either way;
-/// `/v1/health` still answers 503 `misconfigured` until the declaration is
-/// fixed (docs/operations.md).
-pub fn create_pet<S: KvStore>(
-    store: &S,
-    platform: &dyn Platform,
-    backend: KvBackend,
-    new: NewPet,
-    key: Option<(&IdempotencyKey, Lease)>,
-) -> Result<Created, ApiError> {
-    let mut store = Retrying::new(store, platform, backend.retry_policy());
-    if backend.batches() == Batches::Atomic {
-        store = store.escalating(backend::UNDECLARED_DYNAMODB);
-    }
-    match key {
-        None => {
-            let catalogue = Catalogue::new(&store);
-            if backend == KvBackend::AwsDynamo {
-                if let Layout::Sequences(sequences) = catalogue.layout_for_create()? {
-                    return catalogue
-                        .create_sequenced(&sequences, new)
-                        .map(Created::Pet);
-                }
-            }
-            let reserved = catalogue.reserve(new.status)?;
-            let batches = if store.escalated() {
-                Batches::Unordered
-            } else {
-                backend.batches()
-            };
-            catalogue
-                .create_reserved(reserved, new, batches)
-                .map(Created::Pet)
+use ahead::Reader;
+use counters::End;
+use keys::{head_key, pet_key, record_key};
+use lanes::{Head, Lanes};
+
+/// The time a keyed create runs at, and how long an unfinished create
+/// keeps its key to itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    /// Now, in Unix milliseconds.
+    pub now_ms: u64,
+    pub lease_ms: u64,
+}
+
+/// How a create ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Created {
+    /// This request created the pet (or finished an earlier attempt's create).
+    Pet(Pet),
+    /// The key's pet already existed: its stored JSON, byte for byte.
+    Replayed { id: i64, body: Vec<u8> },
+}
+
+/// A create under an `Idempotency-Key`: its record's key, the pet, the lease.
+pub struct Keyed {
+    pub record_key: String,
+    pub new: NewPet,
+    pub lease: Lease,
+}
+
+impl Keyed {
+    /// 409 while a create that began at `started_ms` may still be at work.
+    pub fn within_lease(&self, started_ms: u64) -> Result<(), ApiError> {
+        let ends = started_ms.saturating_add(self.lease.lease_ms);
+        if self.lease.now_ms < ends {
+            let wait_ms = ends - self.lease.now_ms;
+            return Err(ApiError::IdempotencyKeyInUse {
+                retry_after_seconds: wait_ms.div_ceil(1000).max(1),
+            });
         }
-        Some((key, lease)) => keyed::create(&store, key, new, lease, backend.claim_by()),
+        Ok(())
     }
+}
+
+/// What a page needs of time: now, and the deployment's lease (read only
+/// if a page meets a keyed create's pending record).
+pub struct Clock<'a> {
+    pub now_ms: u64,
+    pub lease_ms: &'a dyn Fn() -> Result<u64, ApiError>,
+}
+
+/// The pet with this id, if it exists: one `get` of `pet:{id}`. Where it
+/// is absent and reads are batched (`reads`, asked only then), the head of
+/// the id's lane too: a lanes store's newest pets are held there before
+/// they are stored.
+pub fn get_pet<S: KvStore>(
+    store: &S,
+    id: i64,
+    reads: &dyn Fn() -> Result<Reads, ApiError>,
+) -> Result<Option<Pet>, ApiError> {
+    let key = pet_key(id);
+    let stored = store.get(&key)?;
+    if stored.is_some() || reads()? == Reads::OneByOne {
+        return PetRecord::of(&key, stored)?.pet(&key);
+    }
+    let head = head_key(lanes::lane_of(id));
+    match Head::decode(&head, store.get(&head)?.as_deref())?.last {
+        Some(last) if last.id == id => record::decode_pet(&key, &last.json).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// One page of a list, and where the walk goes on (`None`: the walk ends
+/// here; a client that follows the list re-requests this page).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    pub pets: Vec<Listed>,
+    pub next: Option<Cursor>,
+    /// What the page did to the index, for the log.
+    pub notes: Vec<String>,
+}
+
+/// What `/v1/health` says of the store: its layout, and a move's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    pub layout: StoreLayout,
+    pub wanted: LayoutName,
+}
+
+/// The catalogue over a store of the declared backend.
+pub struct Catalogue<'a, S: KvStore> {
+    store: &'a S,
+    backend: KvBackend,
+}
+
+impl<'a, S: KvStore> Catalogue<'a, S> {
+    pub fn new(store: &'a S, backend: KvBackend) -> Self {
+        Catalogue { store, backend }
+    }
+
+    /// Up to `limit` pets of `list` after `cursor`, in id order, on the
+    /// layout the store holds; where reads are batched, the first
+    /// `get-many` reads the layout, the heads and the pieces of either.
+    pub fn page(
+        &self,
+        clock: &Clock,
+        list: ListName,
+        cursor: Option<&Cursor>,
+        limit: usize,
+    ) -> Result<Page, ApiError> {
+        let start = cursor.cloned().unwrap_or_else(|| Cursor::at(1));
+        let mut reader = Reader::new(self.store, self.backend.reads());
+        let from = counters::Part {
+            position: start.position.unwrap_or(i64::MAX),
+            carried: start.carried.clone(),
+            since_s: start.since_s,
+            ..counters::Part::default()
+        };
+        if !reader.batched() {
+            let part = counters::page(&mut reader, clock, list, from, limit, End::Counter)?;
+            return Ok(counters_page(part));
+        }
+        // Which layout the store holds is read with the pieces: those of
+        // either layout the cursor may be in (a counters cursor: the lanes
+        // as if they began at id 1, where a new store's do).
+        let lanes_from = start.lanes.unwrap_or_else(|| after(1, start.position));
+        let mut keys = vec![ID_COUNTER.to_string()];
+        keys.extend(Lanes::head_keys());
+        if start.position.is_some() {
+            keys.extend(counters::first_keys(list, &from, limit));
+        }
+        keys.extend(lanes::first_keys(list, &lanes_from, limit));
+        reader.fetch(keys)?;
+        match StoreLayout::of(reader.peek(ID_COUNTER))? {
+            StoreLayout::Lanes(mark) => {
+                let lanes = Lanes::read(mark, |key| reader.peek(key))?;
+                moved_page(&mut reader, clock, &lanes, list, start, limit)
+            }
+            _ => {
+                let part = counters::page(&mut reader, clock, list, from, limit, End::Counter)?;
+                Ok(counters_page(part))
+            }
+        }
+    }
+
+    /// A create, on the layout the operator asked for (`wanted`), each call
+    /// retried under the backend's policy; with an `Idempotency-Key`,
+    /// exactly once per key. Asked for lanes, a store no create ran on is
+    /// claimed for them, and one of the counters layout moves to them.
+    pub fn create(
+        &self,
+        platform: &dyn Platform,
+        wanted: LayoutName,
+        new: NewPet,
+        key: Option<(&IdempotencyKey, Lease)>,
+    ) -> Result<Created, ApiError> {
+        let mut store = Retrying::new(self.store, platform, self.backend.retry_policy());
+        if self.backend.batches() == Batches::Atomic {
+            store = store.escalating(backend::UNDECLARED_DYNAMODB);
+        }
+        let keyed = key.map(|(key, lease)| Keyed {
+            record_key: record_key(key),
+            new: new.clone(),
+            lease,
+        });
+        let created = match (wanted, &keyed) {
+            (LayoutName::Counters, None) => {
+                counters::create(&store, new, self.backend.batches()).map(Created::Pet)
+            }
+            (LayoutName::Counters, Some(keyed)) => {
+                counters::keyed::create(&store, keyed, self.backend.claim_by())
+            }
+            (LayoutName::Lanes, None) => {
+                lanes::create(&store, &self.lanes_for_create(&store)?, new).map(Created::Pet)
+            }
+            (LayoutName::Lanes, Some(keyed)) => {
+                lanes::keyed::create(&store, keyed, &|| self.lanes_for_create(&store))
+            }
+        };
+        match (created, keyed) {
+            (Err(ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e)), Some(_)) => {
+                Err(ApiError::KeyedCreateUnavailable(e))
+            }
+            (created, _) => created,
+        }
+    }
+
+    /// The heads, on a store that holds lanes, or made to (claimed, or
+    /// moved from counters): one `get-many`, and the move's calls once.
+    fn lanes_for_create(&self, store: &Retrying<'_, S>) -> Result<Lanes, ApiError> {
+        let mut keys = vec![ID_COUNTER.to_string()];
+        keys.extend(Lanes::head_keys());
+        let found = store.get_many(&keys)?;
+        let value = |key: &str| {
+            found
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_slice())
+        };
+        let mark = match StoreLayout::of(value(ID_COUNTER))? {
+            StoreLayout::Lanes(mark) => mark,
+            _ => {
+                let mut backoff = store.backoff();
+                layout::claim_lanes(store, store.now_ms(), || backoff.wait())?
+            }
+        };
+        Lanes::read(mark, value)
+    }
+
+    /// The store's layout (one `get` of `ctr:id`), against the operator's.
+    pub fn health(&self, wanted: LayoutName) -> Result<Health, ApiError> {
+        let layout = StoreLayout::of(self.store.get(ID_COUNTER)?.as_deref())?;
+        if let StoreLayout::Lanes(_) = layout {
+            if wanted == LayoutName::Counters {
+                return Err(layout::not_this_layout(LayoutName::Lanes, wanted));
+            }
+        }
+        Ok(Health { layout, wanted })
+    }
+}
+
+/// A page of a counters store.
+fn counters_page(part: counters::Part) -> Page {
+    let more = !part.ended;
+    let next = (more || !part.pets.is_empty()).then_some(Cursor {
+        position: Some(part.position),
+        carried: part.carried,
+        since_s: part.since_s,
+        lanes: None,
+    });
+    Page {
+        pets: part.pets,
+        next,
+        notes: part.notes,
+    }
+}
+
+/// A page of a lanes store: first its ids from before a move (read as the
+/// counters layout reads them, up to the last its counter handed out; a
+/// status list's up to its counter, which creates of the moment of the
+/// move may still raise until [`SEAL_AFTER_MS`] after it), then the lanes.
+fn moved_page<S: KvStore>(
+    reader: &mut Reader<'_, S>,
+    clock: &Clock,
+    lanes: &Lanes,
+    list: ListName,
+    start: Cursor,
+    limit: usize,
+) -> Result<Page, ApiError> {
+    let mark = lanes.mark;
+    let settled = clock.now_ms >= mark.moved_ms + SEAL_AFTER_MS;
+    let mut page = Page {
+        pets: Vec::new(),
+        next: None,
+        notes: Vec::new(),
+    };
+    let (mut position, mut carried, mut since_s, mut more) = (None, Vec::new(), 0, false);
+    if let (Some(at), true) = (start.position, mark.legacy_last > 0) {
+        let from = counters::Part {
+            position: at,
+            carried: start.carried.clone(),
+            since_s: start.since_s,
+            ..counters::Part::default()
+        };
+        let end = match list {
+            ListName::All => End::Fixed(mark.legacy_last),
+            ListName::Status(_) => End::Counter,
+        };
+        let part = counters::page(reader, clock, list, from, limit, end)?;
+        let done = part.ended && (list == ListName::All || settled) && part.carried.is_empty();
+        more = !part.ended;
+        position = (!done).then_some(part.position);
+        (carried, since_s) = (part.carried, part.since_s);
+        page.pets = part.pets;
+        page.notes = part.notes;
+    }
+    let from = start
+        .lanes
+        .unwrap_or_else(|| after(mark.base, start.position));
+    let mut walked = start.lanes;
+    if !more && page.pets.len() < limit {
+        let part = lanes::page(reader, lanes, list, from, limit - page.pets.len())?;
+        more = part.more;
+        walked = Some(part.lanes);
+        page.pets.extend(part.pets);
+        page.notes.extend(part.notes);
+    } else {
+        more = true;
+    }
+    if more || !page.pets.is_empty() {
+        page.next = Some(Cursor {
+            position,
+            carried,
+            since_s,
+            lanes: Some(walked.unwrap_or(from)),
+        });
+    }
+    Ok(page)
+}
+
+/// The rounds of lanes that begin at `base` whose ids are below `position`
+/// (a counters cursor: every id below it was listed).
+fn after(base: i64, position: Option<i64>) -> [u64; LANES] {
+    let mut rounds = [0; LANES];
+    if let Some(position) = position.filter(|p| *p > base) {
+        for (lane, round) in rounds.iter_mut().enumerate() {
+            let below = position - 1 - base - lane as i64;
+            if below >= 0 {
+                *round = (below / LANES as i64) as u64 + 1;
+            }
+        }
+    }
+    rounds
 }

@@ -1,6 +1,16 @@
-//! The pending record: what a keyed create stages in its own `pet:{id}`
-//! before it claims its `Idempotency-Key`, so that whoever finds the claim
-//! can finish the create with exactly the write its owner would make.
+//! The pending record (counters layout): what a keyed create stages in its
+//! own `pet:{id}` before it claims its `Idempotency-Key`, so that whoever
+//! finds the claim can finish the create with exactly the write its owner
+//! would make; and the clock of a position that is issued but not
+//! committed: how long a create may still commit it, and when readers give
+//! it up.
+
+/// How long after it began a counters create may still make its commit
+/// (ms): past it, it gives its position up instead.
+pub const COMMIT_WITHIN_MS: u64 = 20_000;
+/// How long a reader waits before it gives a position up (ms): longer than
+/// a create may commit, its retries' 10 s and clocks' drift included.
+pub const SEAL_AFTER_MS: u64 = 60_000;
 
 /// First line of a pending record. Not JSON, so no reader ever takes it
 /// for a pet.
@@ -17,6 +27,28 @@ pub struct Pending {
 }
 
 impl Pending {
+    /// A position given up: no pet will ever be stored there (its create
+    /// failed, or a reader sealed it). The format of 1.2.0's withdrawn
+    /// records, which every release reads as no pet.
+    pub fn void(position: i64) -> Pending {
+        Pending {
+            position,
+            started_ms: 0,
+            record: Vec::new(),
+        }
+    }
+
+    /// Whether its create may still commit it: within its lease and the
+    /// commit window after (`lease_ms` the deployment's).
+    pub fn finishable(&self, now_ms: u64, lease_ms: u64) -> bool {
+        now_ms < self.started_ms.saturating_add(lease_ms + COMMIT_WITHIN_MS)
+    }
+
+    /// Whether readers give it up: no create will commit it any more.
+    pub fn dead(&self, now_ms: u64, lease_ms: u64) -> bool {
+        now_ms >= self.started_ms.saturating_add(lease_ms + SEAL_AFTER_MS)
+    }
+
     pub fn encode(&self) -> Vec<u8> {
         let mut out =
             format!("{PENDING_HEADER}\n{} {}\n", self.position, self.started_ms).into_bytes();

@@ -49,6 +49,22 @@ fn digits(b: &[u8], at: usize, stop: u8) -> Option<(i64, usize)> {
 }
 
 impl Piece {
+    /// What a read of a piece's key found.
+    pub fn stored(value: Option<Vec<u8>>) -> Stored {
+        match value {
+            None => Stored::Missing,
+            Some(bytes) => match Piece::decode(bytes) {
+                Ok(piece) => Stored::Found(piece),
+                Err(e) => Stored::Unreadable(e),
+            },
+        }
+    }
+
+    /// The pets it holds, with their positions, in order.
+    pub fn entries(&self) -> &[(i64, Listed)] {
+        &self.entries
+    }
+
     /// Checks each line's shape (a pet object that states the line's id): a
     /// piece is our own derived data, and parsing every pet would cost what
     /// serving them as stored saves. A scan over bytes: on a page of 100 this
@@ -115,11 +131,6 @@ impl Piece {
         let start = self.entries.partition_point(|(p, _)| *p < from);
         let end = self.entries.partition_point(|(p, _)| *p <= to);
         &self.entries[start..end.max(start)]
-    }
-
-    /// Whether it holds any position past `position`.
-    pub fn holds_after(&self, position: i64) -> bool {
-        self.entries.last().is_some_and(|(p, _)| *p > position)
     }
 
     /// Adds what the truth gave for positions it did not hold.
@@ -207,7 +218,6 @@ mod tests {
         assert_eq!(piece.range(8, 4).len(), 0);
         assert_eq!(piece.get(5).map(|p| p.id), Some(6));
         assert!(piece.get(4).is_none());
-        assert!(piece.holds_after(6) && !piece.holds_after(7));
         let mut grown = piece.clone();
         let extra =
             Piece::decode(b"petstore-index-piece 2\n4 5 {\"id\":5,\"n\":0}".to_vec()).unwrap();

@@ -62,7 +62,7 @@ impl<'a, S: KvStore> Retrying<'a, S> {
     }
 
     /// The store itself, for a caller that chooses what to retry (a create
-    /// moving to another sequence after a failed `increment`).
+    /// that looks at its first failure before it retries).
     pub fn inner(&self) -> &'a S {
         self.store
     }
@@ -70,6 +70,11 @@ impl<'a, S: KvStore> Retrying<'a, S> {
     /// Fresh random bits from the platform.
     pub fn random(&self) -> [u8; 16] {
         self.platform.random()
+    }
+
+    /// Now, in Unix milliseconds, from the platform.
+    pub fn now_ms(&self) -> u64 {
+        self.platform.now_ms()
     }
 
     /// Whether a failure showed what the escalation looks for.

@@ -73,6 +73,7 @@ impl Api {
                 ("idempotency_lease_ms", Ok(LEASE_MS.to_string())),
                 ("cors_origins", Ok(String::new())),
                 ("key_value_backend", Ok("spin".to_string())),
+                ("catalogue_layout", Ok("counters".to_string())),
             ]),
             reads: RefCell::new(Vec::new()),
             now_ms: Cell::new(START_MS),
@@ -257,19 +258,56 @@ pub fn assert_error(r: &Response, status: u16, code: &str) -> String {
 
 // Keyed creates (tests/idempotency*.rs), on each backend's quirks.
 
-/// Each backend's quirks, with the `key_value_backend` it is declared as
-/// (which chooses how a keyed create claims its key).
-pub const BACKENDS: [(Backend, &str); 4] = [
-    (Backend::Memory, "spin"),
-    (Backend::Sqlite, "spin"),
-    (Backend::Redis, "redis"),
-    (Backend::Dynamo, "aws_dynamo"),
+/// A store with a backend's quirks, the `key_value_backend` it is declared
+/// as (which chooses how a keyed create claims its key), and the layout
+/// its instances are configured for (`catalogue_layout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setup {
+    pub backend: Backend,
+    pub declared: &'static str,
+    pub layout: &'static str,
+}
+
+impl Setup {
+    pub fn lanes(&self) -> bool {
+        self.layout == "lanes"
+    }
+}
+
+/// Every backend's quirks in the counters layout, and DynamoDB's in lanes.
+pub const BACKENDS: [Setup; 5] = [
+    Setup {
+        backend: Backend::Memory,
+        declared: "spin",
+        layout: "counters",
+    },
+    Setup {
+        backend: Backend::Sqlite,
+        declared: "spin",
+        layout: "counters",
+    },
+    Setup {
+        backend: Backend::Redis,
+        declared: "redis",
+        layout: "counters",
+    },
+    Setup {
+        backend: Backend::Dynamo,
+        declared: "aws_dynamo",
+        layout: "counters",
+    },
+    Setup {
+        backend: Backend::Dynamo,
+        declared: "aws_dynamo",
+        layout: "lanes",
+    },
 ];
 pub const REX: &str = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
 
-pub fn api((backend, declared): (Backend, &str)) -> Api {
-    let mut api = Api::on(MemStore::new(backend));
-    api.set_variable("key_value_backend", declared);
+pub fn api(setup: Setup) -> Api {
+    let mut api = Api::on(MemStore::new(setup.backend));
+    api.set_variable("key_value_backend", setup.declared);
+    api.set_variable("catalogue_layout", setup.layout);
     api
 }
 

@@ -46,6 +46,9 @@ pub struct Store {
     /// Whether `spin up` gets `key_value_backend` naming the backend, as
     /// operators are told to declare it (else spin.toml's default, `spin`).
     pub declared: bool,
+    /// `catalogue_layout`: `lanes` on a DynamoDB store declared so (what
+    /// operators are told to set there), else `counters`.
+    pub layout: &'static str,
     dir: ScratchDir,
     redis: Option<RedisServer>,
     /// The DynamoDB Local table.
@@ -91,9 +94,22 @@ impl Store {
         Store {
             backend,
             declared: true,
+            layout: if backend == Backend::Dynamo {
+                "lanes"
+            } else {
+                "counters"
+            },
             dir,
             redis,
             table,
+        }
+    }
+
+    /// A store whose instances are configured for this layout.
+    pub fn with_layout(backend: Backend, layout: &'static str) -> Store {
+        Store {
+            layout,
+            ..Store::new(backend)
         }
     }
 
@@ -102,6 +118,7 @@ impl Store {
     pub fn undeclared(backend: Backend) -> Store {
         Store {
             declared: false,
+            layout: "counters",
             ..Store::new(backend)
         }
     }
@@ -138,7 +155,9 @@ impl Store {
             Backend::Redis => {}
             Backend::Dynamo => {
                 if self.declared {
-                    launch = launch.variable("key_value_backend", "aws_dynamo");
+                    launch = launch
+                        .variable("key_value_backend", "aws_dynamo")
+                        .variable("catalogue_layout", self.layout);
                 }
                 for (name, value) in dynamo::local().environment() {
                     launch = launch.env(name, &value);
@@ -195,34 +214,21 @@ impl Store {
         KvStore::open(backend, &location).expect("open the store directly")
     }
 
-    /// The ids handed out so far, read straight from the store: 1 to
-    /// `ctr:id` in layout v2; in layout v3, each sequence's ids up to its
-    /// counter. A create that took an id and never stored its pet leaves
-    /// one here that no walk lists: a hole.
+    /// The ids handed out so far, read straight from the store
+    /// ([`petstore_testkit::handed_out_ids`]).
     pub fn handed_out_ids(&self) -> std::collections::BTreeSet<i64> {
-        use petstore::catalogue::{decode_counter, Sequences, SEQUENCES, V3_MARK};
         let direct = self.direct();
-        let counter = |key: &str| {
-            let word = direct.get(key).expect("read a counter").unwrap_or_default();
-            decode_counter(&word).unwrap_or(0)
-        };
-        match counter("ctr:id") {
-            last if last < V3_MARK => (1..=last).collect(),
-            _ => (0..SEQUENCES)
-                .flat_map(|k| (1..=counter(&format!("ids:{k}"))).map(move |n| Sequences::id(k, n)))
-                .collect(),
-        }
+        petstore_testkit::handed_out_ids(|key| direct.get(key).expect("a read"))
     }
 
     /// Writes `pets` pets with the component's own catalogue code, their
-    /// index built, as a running service would have them: in layout v3 on
-    /// a DynamoDB store declared so (what its first create makes it), else
-    /// in layout v2.
+    /// index built, as a running service would have them, in the layout
+    /// the store's instances are configured for.
     pub fn preload(&self, pets: usize, status: impl Fn(usize) -> PetStatus) {
         let direct = self.direct();
-        match self.backend {
-            Backend::Dynamo if self.declared => {
-                petstore_host::preload::preload_sequenced(&direct, pets, status)
+        match (self.backend, self.declared, self.layout) {
+            (Backend::Dynamo, true, "lanes") => {
+                petstore_host::preload::preload_lanes(&direct, pets, status)
             }
             _ => petstore_host::preload::preload(&direct, pets, status),
         }

@@ -5,9 +5,11 @@
 //! through the engine's own `increment` so each is in its backend's
 //! encoding — fast enough for 100,000 pets on any backend.
 
-use petstore::catalogue::Batches;
-use petstore::catalogue::{Catalogue, Reads};
+use std::cell::Cell;
+
+use petstore::catalogue::{Catalogue, Clock, Created, KvBackend, LayoutName};
 use petstore::model::{ListName, NewPet, PetStatus};
+use petstore::platform::Platform;
 use petstore::store::{KvStore as CoreKv, StoreError, SwapReport};
 
 use anyhow::{ensure, Result};
@@ -64,18 +66,71 @@ fn core_error(e: crate::kv::KvError) -> StoreError {
     StoreError(e.to_string())
 }
 
+/// A platform for preloading: no variables, a fixed clock, distinct random
+/// bits for every draw (each create's nonce), no waits.
+struct Preloading {
+    draws: Cell<u64>,
+}
+
+impl Platform for Preloading {
+    fn variable(&self, name: &str) -> Result<String, String> {
+        Err(format!("no variable {name} while preloading"))
+    }
+    fn now_ms(&self) -> u64 {
+        1_800_000_000_000
+    }
+    fn random(&self) -> [u8; 16] {
+        let n = self.draws.get() + 1;
+        self.draws.set(n);
+        let mut bits = [0u8; 16];
+        bits[..8].copy_from_slice(&n.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes());
+        bits[8..].copy_from_slice(&n.to_le_bytes());
+        bits
+    }
+    fn sleep_ms(&self, _: u64) {}
+}
+
 /// Creates `count` pets named `pet-<n>` (category 1) in the empty store
-/// `kv`; `status(n)` picks the status of the n-th (from 1). Counters are
-/// reset afterwards.
+/// `kv`, one at a time, in the counters layout (ids 1 … `count`); `status(n)`
+/// picks the status of the n-th (from 1). Counters are reset afterwards.
 pub fn preload(kv: &KvStore, count: usize, status: impl Fn(usize) -> PetStatus) -> Result<()> {
+    fill(kv, count, status, LayoutName::Counters, KvBackend::Spin)
+}
+
+/// As [`preload`], in the lanes layout, as an instance configured `lanes`
+/// writes a new DynamoDB store: created one at a time, so ids 1 … `count`
+/// (the lanes in turn), every list's pieces built by walks that read as
+/// DynamoDB does.
+pub fn preload_lanes(
+    kv: &KvStore,
+    count: usize,
+    status: impl Fn(usize) -> PetStatus,
+) -> Result<()> {
+    fill(kv, count, status, LayoutName::Lanes, KvBackend::AwsDynamo)
+}
+
+fn fill(
+    kv: &KvStore,
+    count: usize,
+    status: impl Fn(usize) -> PetStatus,
+    layout: LayoutName,
+    backend: KvBackend,
+) -> Result<()> {
     ensure!(kv.key_count() == 0, "preload needs an empty store");
     let scratch = KvStore::new(crate::kv::Backend::Memory)?;
     let view = CoreView(&scratch);
-    let catalogue = Catalogue::new(&view);
+    let platform = Preloading {
+        draws: Cell::new(0),
+    };
+    let catalogue = Catalogue::new(&view, backend);
     for n in 1..=count {
-        catalogue
-            .create(nth_pet(n, status(n))?, Batches::Atomic)
+        let created = catalogue
+            .create(&platform, layout, nth_pet(n, status(n))?, None)
             .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
+        ensure!(
+            matches!(created, Created::Pet(ref pet) if pet.id == n as i64),
+            "ids one at a time are 1, 2, 3, …: {created:?}"
+        );
     }
     // Readers build the index (creates never touch it): walk every list once,
     // so the store is in the steady state a running service reaches.
@@ -83,41 +138,8 @@ pub fn preload(kv: &KvStore, count: usize, status: impl Fn(usize) -> PetStatus) 
         .into_iter()
         .chain(PetStatus::ALL.map(ListName::Status));
     for list in lists {
-        walk(&catalogue, list, Reads::OneByOne)?;
+        walk(&catalogue, list)?;
     }
-    copy_into(kv, &scratch)
-}
-
-/// As [`preload`], in layout v3, as an instance declared `aws_dynamo`
-/// writes a new DynamoDB store: ids 1 … `count` from the 16 sequences (one
-/// at a time, so in order), `ctr:id` holding the mark, no slots; the
-/// unfiltered list's pieces built by a walk that reads as DynamoDB does.
-pub fn preload_sequenced(
-    kv: &KvStore,
-    count: usize,
-    status: impl Fn(usize) -> PetStatus,
-) -> Result<()> {
-    use petstore::catalogue::{encode_pet, Sequences, SEQUENCES, V3_MARK};
-    ensure!(kv.key_count() == 0, "preload needs an empty store");
-    let scratch = KvStore::new(crate::kv::Backend::Memory)?;
-    let view = CoreView(&scratch);
-    let mut taken = [0i64; SEQUENCES];
-    for n in 1..=count {
-        let new = nth_pet(n, status(n))?;
-        let k = (n - 1) % SEQUENCES;
-        taken[k] += 1;
-        let id = Sequences::id(k, taken[k]);
-        ensure!(id == n as i64, "ids one at a time are 1, 2, 3, …");
-        let record = encode_pet(&new.into_pet(id)).map_err(|e| anyhow::anyhow!("{e:?}"))?;
-        view.set(&format!("pet:{id}"), &record)?;
-    }
-    view.increment("ctr:id", V3_MARK)?;
-    for (k, n) in taken.iter().enumerate() {
-        if *n > 0 {
-            view.increment(&format!("ids:{k}"), *n)?;
-        }
-    }
-    walk(&Catalogue::new(&view), ListName::All, Reads::Batched)?;
     copy_into(kv, &scratch)
 }
 
@@ -132,15 +154,22 @@ fn nth_pet(n: usize, status: PetStatus) -> Result<NewPet> {
 
 /// Walks `list` to its end in pages of 100: readers build its index pieces,
 /// as a running service's do.
-fn walk(catalogue: &Catalogue<'_, CoreView<'_>>, list: ListName, reads: Reads) -> Result<()> {
-    let mut from = Some(1);
-    while let Some(position) = from {
+fn walk(catalogue: &Catalogue<'_, CoreView<'_>>, list: ListName) -> Result<()> {
+    let lease = || Ok(10_000);
+    let clock = Clock {
+        now_ms: 1_800_000_000_000,
+        lease_ms: &lease,
+    };
+    let mut cursor = None;
+    loop {
         let page = catalogue
-            .list(list, position, 100, reads)
+            .page(&clock, list, cursor.as_ref(), 100)
             .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
-        from = page.next.map(|c| c.position);
+        if page.pets.is_empty() {
+            return Ok(());
+        }
+        cursor = page.next;
     }
-    Ok(())
 }
 
 /// Copies the scratch store into `kv` in bulk, counters through the

@@ -191,6 +191,11 @@ impl MemStore {
         self.0.borrow_mut().faults.clear();
     }
 
+    /// Disarms the hooks not run yet.
+    pub fn clear_hooks(&self) {
+        self.0.borrow_mut().hooks.clear();
+    }
+
     /// Runs `hook` once, just before the first operation that `when` matches.
     pub fn before(&self, when: impl Fn(&Op) -> bool + 'static, hook: impl FnMut(&Op) + 'static) {
         self.0
@@ -556,6 +561,84 @@ pub fn walk(reader: &impl Reader, target: &str) -> Vec<i64> {
 
 fn pet_id(pet: &Value) -> i64 {
     pet["id"].as_i64().expect("an id")
+}
+
+/// The ids a store handed out, read with `peek` (a store's value, outside
+/// any request): 1 to `ctr:id` in the counters layout (a create that took
+/// an id and never stored its pet leaves one no walk lists: a hole); in the
+/// lanes layout the ids from before a move, then every round up to each
+/// lane's head (`petstore-lane 1 <round> …`).
+pub fn handed_out_ids(peek: impl Fn(&str) -> Option<Vec<u8>>) -> BTreeSet<i64> {
+    use petstore::catalogue::StoreLayout;
+    match StoreLayout::of(peek("ctr:id").as_deref()).expect("a layout") {
+        StoreLayout::Unclaimed => BTreeSet::new(),
+        StoreLayout::Counters(last) => (1..=last).collect(),
+        StoreLayout::Lanes(mark) => {
+            let mut ids: BTreeSet<i64> = (1..=mark.legacy_last).collect();
+            for lane in 0..petstore::model::LANES as i64 {
+                let round = peek(&format!("lane:{lane}")).map_or(0, |head| {
+                    let head = String::from_utf8_lossy(&head).to_string();
+                    head.split(' ').nth(2).and_then(|r| r.parse().ok()).unwrap_or(0)
+                });
+                ids.extend((1..=round).map(|n| mark.base + 16 * (n - 1) + lane));
+            }
+            ids
+        }
+    }
+}
+
+/// A client that keeps a copy of a list in sync, as docs/decisions.md tells
+/// clients to: it follows `next` links until a page has none, and later
+/// requests that last page again, which lists what was created since.
+#[derive(Debug, Clone)]
+pub struct Follower {
+    /// Where the follower resumes: the last page it requested.
+    pub url: String,
+    /// Every id it was shown, in order.
+    pub seen: Vec<i64>,
+    pub requests: usize,
+}
+
+impl Follower {
+    pub fn new(target: &str) -> Follower {
+        Follower {
+            url: target.to_string(),
+            seen: Vec::new(),
+            requests: 0,
+        }
+    }
+
+    /// Follows the list from where it stopped to where it ends now.
+    pub fn poll(&mut self, reader: &impl Reader) {
+        loop {
+            let (status, body, next) = reader.read(&self.url);
+            self.requests += 1;
+            assert_eq!(status, 200, "{}: {body}", self.url);
+            let pets = body.as_array().expect("a list of pets");
+            self.seen.extend(pets.iter().map(pet_id));
+            match next {
+                Some(next) => self.url = next,
+                None => return,
+            }
+            assert!(self.requests < 1_000_000, "the follower never catches up");
+        }
+    }
+
+    /// Asserts that it was shown exactly `expected`, each once.
+    pub fn assert_saw_exactly(&self, expected: &BTreeSet<i64>, context: &str) {
+        let distinct: BTreeSet<i64> = self.seen.iter().copied().collect();
+        assert_eq!(
+            distinct.len(),
+            self.seen.len(),
+            "{context}: an id shown twice"
+        );
+        let missing: Vec<&i64> = expected.difference(&distinct).collect();
+        let extra: Vec<&i64> = distinct.difference(expected).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{context}: never shown {missing:?}, shown but not created {extra:?}"
+        );
+    }
 }
 
 /// The suites' one check of the whole catalogue, as its walks show it: the

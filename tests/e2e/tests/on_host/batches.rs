@@ -25,18 +25,10 @@ fn faults(n: u64, part: Part, failing: u64) -> Vec<Fault> {
         .collect()
 }
 
-/// The highest id handed out: `ctr:id` (layout v2), or the highest of the
-/// sequences' last ids (v3, where `ctr:id` holds the mark).
+/// The highest id handed out, in either layout.
 fn highest_id(server: &Server) -> i64 {
-    use petstore::catalogue::{decode_counter, Sequences, V3_MARK};
-    let counter = |key: &str| decode_counter(&server.kv().peek(key).unwrap_or_default());
-    match counter("ctr:id").unwrap_or(0) {
-        id if id < V3_MARK => id,
-        _ => (0..16)
-            .filter_map(|k| Some(Sequences::id(k, counter(&format!("ids:{k}"))?)))
-            .max()
-            .unwrap_or(0),
-    }
+    let ids = petstore_testkit::handed_out_ids(|key| server.kv().peek(key));
+    ids.last().copied().unwrap_or(0)
 }
 
 fn keyed_until_created(server: &Server, key: &str) -> Reply {

@@ -7,14 +7,12 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use petstore::catalogue::encode_pet;
 use petstore::catalogue::keys::record_key;
-use petstore::catalogue::Batches;
-use petstore::catalogue::{encode_pet, Catalogue, Pending};
 use petstore::model::IdempotencyKey;
 use petstore::model::NewPet;
 use petstore_e2e::client::{fan_out, Api, Reply};
 use petstore_e2e::stores::{Backend, Store};
-use petstore_host::preload::CoreView;
 
 const REX: &str = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
 
@@ -161,58 +159,40 @@ fn sixteen_clients_with_distinct_keys_make_sixteen_pets() {
 }
 
 /// What a keyed create leaves when its instance dies after claiming the key
-/// and before its commit: the id and position taken, the slot and the
-/// pending record staged, the key's word naming the id. Written with the
-/// component's own code, straight into the store.
-fn seed_stopped_create(store: &Store, key: &str, body: &str, ago_ms: u64) -> i64 {
-    if store.backend == Backend::Dynamo && store.declared {
-        return seed_stopped_sequenced_create(store, key, body, ago_ms);
-    }
+/// and before its commit, written straight into the store in the formats
+/// docs/key-value-layout.md gives. Counters: the id and position taken, the
+/// slot and the pending record staged, the key's word naming the id. Lanes
+/// (on a store of one pet, in lane 0): the key's record holding the intent
+/// to claim round 1 of lane `lane`, its head untouched.
+fn seed_stopped_create(store: &Store, key: &str, body: &str, ago_ms: u64, lane: i64) -> i64 {
     let kv = store.direct();
-    let view = CoreView(&kv);
-    let catalogue = Catalogue::new(&view);
     let new = NewPet::from_json(body.as_bytes()).unwrap();
-    let reserved = catalogue.reserve(new.status).unwrap();
-    let pet = new.into_pet(reserved.id);
-    let now_ms = SystemTime::now()
+    let status = new.status.as_str();
+    let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
-        .as_millis() as u64;
-    let pending = Pending {
-        position: reserved.position,
-        started_ms: now_ms - ago_ms,
-        record: encode_pet(&pet).unwrap(),
-    };
-    catalogue
-        .commit(reserved, pet.status, &pending.encode(), Batches::Atomic)
-        .unwrap();
+        .as_millis() as u64
+        - ago_ms;
     let record = record_key(&IdempotencyKey::parse(key.as_bytes()).unwrap());
-    assert_eq!(kv.increment(&record, reserved.id).unwrap(), reserved.id);
-    reserved.id
-}
-
-/// The same in layout v3 (a DynamoDB store created declared): the next id
-/// taken from its sequence, and the key's record holding the intent (the
-/// id, when, the pet's JSON); no pet yet.
-fn seed_stopped_sequenced_create(store: &Store, key: &str, body: &str, ago_ms: u64) -> i64 {
-    use petstore::catalogue::{Sequences, SEQUENCES};
-    let next = store.handed_out_ids().last().copied().unwrap_or(0) + 1;
-    let k = ((next - 1) % SEQUENCES as i64) as usize;
-    let kv = store.direct();
-    let id = Sequences::id(k, kv.increment(&format!("ids:{k}"), 1).unwrap());
-    assert_eq!(id, next);
-    let pet = NewPet::from_json(body.as_bytes()).unwrap().into_pet(id);
-    let now_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
-    let intent = Pending {
-        position: id,
-        started_ms: now_ms - ago_ms,
-        record: encode_pet(&pet).unwrap(),
-    };
-    let record = record_key(&IdempotencyKey::parse(key.as_bytes()).unwrap());
-    kv.set(&record, &intent.encode()).unwrap();
+    if store.layout == "lanes" {
+        let id = 1 + lane;
+        let json = encode_pet(&new.into_pet(id)).unwrap();
+        let mut intent = format!("petstore-intent 1 {lane} 1 {id} {started} {:016x}\n", 7 + lane).into_bytes();
+        intent.extend_from_slice(&json);
+        kv.set(&record, &intent).unwrap();
+        return id;
+    }
+    let id = kv.increment("ctr:id", 1).unwrap();
+    let position = kv.increment(&format!("ctr:{status}"), 1).unwrap();
+    let json = encode_pet(&new.into_pet(id)).unwrap();
+    let mut pending = format!("petstore-pending 1\n{position} {started}\n").into_bytes();
+    pending.extend_from_slice(&json);
+    kv.set_many(&[
+        (format!("slot:{status}:{position}"), id.to_string().into_bytes()),
+        (format!("pet:{id}"), pending),
+    ])
+    .unwrap();
+    assert_eq!(kv.increment(&record, id).unwrap(), id);
     id
 }
 
@@ -230,8 +210,8 @@ fn a_create_stopped_after_its_claim_is_409_until_its_lease_ends_then_the_retry_f
             .start();
         let s = &spin.api;
         let before = s.create("before", "sold");
-        let busy_id = seed_stopped_create(&store, "stopped", REX, 0);
-        let id = seed_stopped_create(&store, "stale", REX, LEASE_MS + 1_000);
+        let busy_id = seed_stopped_create(&store, "stopped", REX, 0, 1);
+        let id = seed_stopped_create(&store, "stale", REX, LEASE_MS + 1_000, 2);
         // Not yet pets: holes in the lists, and no getPet.
         assert_eq!(s.named("Rex", "sold"), (vec![], vec![]));
         s.get(&format!("/v1/pets/{id}"))

@@ -1,0 +1,227 @@
+//! A counters create under an `Idempotency-Key`: exactly one pet per key,
+//! whatever fails. How it stays so on every backend: docs/key-value-layout.md
+//! ("A keyed create").
+//!
+//! One more key, `idem:{sha256 of the key, hex}`: a counter word, 0 (free)
+//! or the id of the pet the key is bound to. Before it claims the word, a
+//! create stages its slot and its intent in its own `pet:{id}` (a pending
+//! record), so whoever finds the claim can finish the create with exactly
+//! the write its owner would make. Safety never rests on clocks: the lease
+//! only decides between answering 409 (the owner may still be at work) and
+//! finishing; past the commit window a stopped create is given up and the
+//! key bound to a new one.
+
+use crate::errors::ApiError;
+use crate::retry::Retrying;
+use crate::store::{KvStore, StoreError, SwapReport};
+
+use crate::catalogue::backend::{Batches, ClaimBy};
+use crate::catalogue::keys::{decode_counter, encode_counter_like};
+use crate::catalogue::pending::Pending;
+use crate::catalogue::record::{encode_pet, PetRecord};
+use crate::catalogue::{Created, Keyed};
+
+use super::{commit, commit_pet, reserve};
+
+/// A compare-and-swap begun on the key's word, and what it saw.
+type Begun<C> = (C, Option<Vec<u8>>);
+
+/// How following a bound key ended.
+pub enum Followed {
+    Done(Created),
+    /// The create the key is bound to stopped and can no longer commit:
+    /// the key may be bound to a new create, claimed from this id.
+    Abandoned(i64),
+}
+
+/// Creates the request's pet once per key. Calls, when the key is new: the
+/// read of its word (`increment` by 0, creating it at 0; or,
+/// [`ClaimBy::PutIfAbsent`], a compare-and-swap's `new` and `current`), the
+/// two `increment`s of a create, one `set-many` (the slot and the pending
+/// record), the claim (a compare-and-swap's `new` + `current`, unless the
+/// read began it, and its `swap`; read back unless the swap reported
+/// success), and one `set` (the pet over its pending record). A replay:
+/// the read of the word and one `get`.
+pub fn create<S: KvStore>(
+    store: &Retrying<'_, S>,
+    keyed: &Keyed,
+    claim_by: ClaimBy,
+) -> Result<Created, ApiError> {
+    let (word, mut begun) = match claim_by {
+        ClaimBy::Increment => (store.increment(&keyed.record_key, 0)?, None),
+        ClaimBy::PutIfAbsent => {
+            let (cas, current) = begin(store, &keyed.record_key)?;
+            (bound(keyed, current.as_deref())?, Some((cas, current)))
+        }
+    };
+    // Lead, claiming the word from what it holds (0, or a create given
+    // up), or follow the create it is bound to.
+    let mut from = (word == 0).then_some(0);
+    loop {
+        let followed = match from {
+            Some(from) => lead(store, keyed, from, begun.take())?,
+            None => follow(store, keyed, word)?,
+        };
+        match followed {
+            Followed::Done(created) => return Ok(created),
+            Followed::Abandoned(id) => from = Some(id),
+        }
+    }
+}
+
+/// The key is free (its word is `from`: 0, or an abandoned create's id):
+/// reserve, stage the intent, claim the word from `from`, commit.
+fn lead<S: KvStore>(
+    store: &Retrying<'_, S>,
+    keyed: &Keyed,
+    from: i64,
+    begun: Option<Begun<S::Cas>>,
+) -> Result<Followed, ApiError> {
+    let started_ms = store.now_ms();
+    let reserved = reserve(store, keyed.new.status)?;
+    let pet = keyed.new.clone().into_pet(reserved.id);
+    let pending = Pending {
+        position: reserved.position,
+        started_ms: keyed.lease.now_ms,
+        record: encode_pet(&pet)?,
+    };
+    // Staged: the slot and the pending record, both new keys in one
+    // set-many, on every backend: a pending record is no pet, and the
+    // claim comes only once both are stored (read back if the batch
+    // failed). A failure from here until the claim leaves them behind: a
+    // hole in the lists, never a pet.
+    commit(
+        store,
+        reserved,
+        pet.status,
+        &pending.encode(),
+        Batches::Atomic,
+        started_ms,
+    )?;
+    match claim(store, keyed, from, reserved.id, begun)? {
+        owner if owner == reserved.id => {
+            if !pending.finishable(store.now_ms(), keyed.lease.lease_ms) {
+                return Err(ApiError::StoreUnavailable(StoreError(
+                    "the keyed create ran past its commit window".into(),
+                )));
+            }
+            commit_pet(store, reserved.id, &pending.record)?;
+            Ok(Followed::Done(Created::Pet(pet)))
+        }
+        other => follow(store, keyed, other),
+    }
+}
+
+/// Compare-and-swap of the word from `from` to `ours`; returns the word
+/// afterwards, read back unless the swap reported success (Spin's Redis
+/// reports a conflict after writing; a reply may be lost). A swap that did
+/// not land while the word still holds `from` (on Redis a concurrent
+/// `increment` by 0 aborts the transaction; on DynamoDB a conflicting
+/// transaction, or a 1.2.0 instance creating the word at 0) is tried again
+/// under the retry policy.
+fn claim<S: KvStore>(
+    store: &Retrying<'_, S>,
+    keyed: &Keyed,
+    from: i64,
+    ours: i64,
+    mut begun: Option<Begun<S::Cas>>,
+) -> Result<i64, ApiError> {
+    let mut failure = StoreError("the claim's swap did not land".into());
+    let mut backoff = store.backoff();
+    loop {
+        let (cas, current) = match begun.take() {
+            Some(begun) => begun,
+            None => begin(store, &keyed.record_key)?,
+        };
+        let word = bound(keyed, current.as_deref())?;
+        if word != from {
+            return Ok(word);
+        }
+        // An id in the counters' encoding (8 bytes on SQLite, text
+        // elsewhere); a word claimed absent is text, as DynamoDB's are.
+        let bytes = match &current {
+            Some(seen) => encode_counter_like(seen, ours),
+            None => ours.to_string().into_bytes(),
+        };
+        match store.cas_swap(cas, &bytes) {
+            Ok(SwapReport::Swapped) => return Ok(ours),
+            Ok(SwapReport::Conflict) => {}
+            Err(e) => {
+                store.learn(&e, &mut backoff);
+                failure = e;
+            }
+        }
+        let now = store.get(&keyed.record_key)?;
+        match bound(keyed, now.as_deref())? {
+            word if word == from && backoff.wait() => continue,
+            word if word == from => return Err(ApiError::StoreUnavailable(failure)),
+            word => return Ok(word),
+        }
+    }
+}
+
+/// Begins a compare-and-swap on the word: its `new` and `current`, tried
+/// again under the retry policy when they fail.
+fn begin<S: KvStore>(store: &Retrying<'_, S>, key: &str) -> Result<Begun<S::Cas>, ApiError> {
+    let mut backoff = store.backoff();
+    loop {
+        match store.cas_begin(key) {
+            Ok(begun) => return Ok(begun),
+            Err(e) => {
+                store.learn(&e, &mut backoff);
+                if !backoff.wait() {
+                    return Err(ApiError::StoreUnavailable(e));
+                }
+            }
+        }
+    }
+}
+
+/// The id a word binds its key to: 0 if free (absent, where the word is
+/// claimed by put-if-absent).
+pub fn bound(keyed: &Keyed, word: Option<&[u8]>) -> Result<i64, ApiError> {
+    let unreadable =
+        || ApiError::Internal(format!("stored value '{}' is unreadable", keyed.record_key));
+    match word {
+        None => Ok(0),
+        Some(bytes) => decode_counter(bytes)
+            .filter(|id| *id >= 0)
+            .ok_or_else(unreadable),
+    }
+}
+
+/// The key is bound to pet `id`: replay it, refuse another request, finish
+/// a create whose owner stopped before its commit, or, past its commit
+/// window, give that create up.
+pub fn follow<S: KvStore>(
+    store: &Retrying<'_, S>,
+    keyed: &Keyed,
+    id: i64,
+) -> Result<Followed, ApiError> {
+    let expected = encode_pet(&keyed.new.clone().into_pet(id))?;
+    let key = crate::catalogue::keys::pet_key(id);
+    match PetRecord::of(&key, store.get(&key)?)? {
+        PetRecord::Committed { json, .. } if json == expected => {
+            Ok(Followed::Done(Created::Replayed { id, body: json }))
+        }
+        PetRecord::Committed { .. } => Err(ApiError::IdempotencyKeyReused),
+        PetRecord::Pending(pending) if pending.record != expected => {
+            Err(ApiError::IdempotencyKeyReused)
+        }
+        PetRecord::Pending(pending) => {
+            keyed.within_lease(pending.started_ms)?;
+            if !pending.finishable(store.now_ms(), keyed.lease.lease_ms) {
+                return Ok(Followed::Abandoned(id));
+            }
+            // The owner's own commit, byte for byte: if the owner is not
+            // dead but late, its commit changes nothing after this one.
+            commit_pet(store, id, &pending.record)?;
+            Ok(Followed::Done(Created::Pet(keyed.new.clone().into_pet(id))))
+        }
+        // The claim is made only after the pending record was written.
+        PetRecord::Absent => Err(ApiError::Internal(format!(
+            "{} names pet {id}, which has no record",
+            keyed.record_key
+        ))),
+    }
+}

@@ -1,0 +1,166 @@
+//! A create of the lanes layout: the claim of a lane's next round by
+//! compare-and-swap of its head, after storing the pet the head held; and
+//! how a create learns whose a round is when a reply was lost.
+
+use crate::errors::ApiError;
+use crate::model::NewPet;
+use crate::model::Pet;
+use crate::retry::Retrying;
+use crate::store::{KvStore, StoreError, SwapReport};
+
+use crate::catalogue::keys::{head_key, pet_key};
+use crate::catalogue::record::{encode_pet, PetRecord};
+
+use super::head::{first_choice, other_choice, Claimed, Head};
+use super::ids::Lanes;
+
+/// A create: the next round of a lane, tried first in the one
+/// [`first_choice`] names, in another after a race lost. Four calls when
+/// nothing races: the heads' read (done by the caller), the head's
+/// compare-and-swap `current`, the store of the pet it held, the `swap`.
+pub fn create<S: KvStore>(
+    store: &Retrying<'_, S>,
+    lanes: &Lanes,
+    new: NewPet,
+) -> Result<Pet, ApiError> {
+    let nonce = nonce(store.random());
+    let rounds = lanes.rounds();
+    let mut lane = first_choice(&rounds, store.random());
+    let mut backoff = store.backoff();
+    loop {
+        let make = |id| claimed(&new, id, nonce);
+        if let Claim::Won(id) = claim(store, lanes, lane, None, nonce, &make)? {
+            return Ok(new.into_pet(id));
+        }
+        if !backoff.wait() {
+            return Err(ApiError::StoreUnavailable(StoreError(
+                "every lane tried was taken by creates at the same moment".into(),
+            )));
+        }
+        lane = other_choice(&rounds, lane, store.random());
+    }
+}
+
+/// 64 random bits that name one create.
+pub fn nonce(random: [u8; 16]) -> u64 {
+    let mut bits = [0u8; 8];
+    bits.copy_from_slice(&random[..8]);
+    u64::from_le_bytes(bits)
+}
+
+/// `new` as the pet of `id`, claimed by the create named `nonce`.
+pub fn claimed(new: &NewPet, id: i64, nonce: u64) -> Result<Claimed, ApiError> {
+    let pet = new.clone().into_pet(id);
+    Ok(Claimed {
+        id,
+        status: pet.status,
+        nonce,
+        json: encode_pet(&pet)?,
+    })
+}
+
+/// How a claim ended.
+pub enum Claim {
+    /// The round, and so this id, is the create's.
+    Won(i64),
+    /// The round went to another create.
+    Lost,
+}
+
+/// Claims the next round of `lane` (or exactly `round`, which must then
+/// be the next) for the create named `nonce`: `current` of the head, the
+/// store of the pet it holds, the `swap`. A failed or conflicting swap is
+/// settled by reading back whose the round is.
+pub fn claim<S: KvStore>(
+    store: &Retrying<'_, S>,
+    lanes: &Lanes,
+    lane: usize,
+    round: Option<u64>,
+    nonce: u64,
+    make: &dyn Fn(i64) -> Result<Claimed, ApiError>,
+) -> Result<Claim, ApiError> {
+    let key = head_key(lane);
+    let mut backoff = store.backoff();
+    loop {
+        let (cas, current) = match store.cas_begin(&key) {
+            Ok(begun) => begun,
+            Err(e) => {
+                store.learn(&e, &mut backoff);
+                if backoff.wait() {
+                    continue;
+                }
+                return Err(ApiError::StoreUnavailable(e));
+            }
+        };
+        let head = Head::decode(&key, current.as_deref())?;
+        let next = head.round + 1;
+        match round {
+            Some(wanted) if wanted < next => {
+                return Ok(match pet_at(store, lane, wanted, lanes.id(lane, wanted))? {
+                    Some((owner, _)) if owner == nonce => Claim::Won(lanes.id(lane, wanted)),
+                    _ => Claim::Lost,
+                })
+            }
+            Some(wanted) if wanted > next => {
+                return Err(ApiError::Internal(format!(
+                    "{key} is behind round {wanted}"
+                )))
+            }
+            _ => {}
+        }
+        if let Some(writes) = head.stored(lane) {
+            store.set_many(&writes)?;
+        }
+        let pet = make(lanes.id(lane, next))?;
+        match store.cas_swap(cas, &head.next(pet.clone()).encode()) {
+            Ok(SwapReport::Swapped) => return Ok(Claim::Won(pet.id)),
+            Ok(SwapReport::Conflict) => {}
+            Err(e) => store.learn(&e, &mut backoff),
+        }
+        // Lost, or not known: what the store holds decides.
+        match pet_at(store, lane, next, pet.id)? {
+            Some((owner, _)) if owner == nonce => return Ok(Claim::Won(pet.id)),
+            Some(_) => return Ok(Claim::Lost),
+            None if backoff.wait() => {}
+            None => {
+                return Err(ApiError::StoreUnavailable(StoreError(format!(
+                    "the claim of {key} did not land"
+                ))))
+            }
+        }
+    }
+}
+
+/// The pet at `round` of `lane`, whose id is `id` (the nonce of the create
+/// that claimed it, and its JSON), or `None` if no create claimed that
+/// round yet: one `get-many` of the head and the stored pet.
+pub fn pet_at<S: KvStore>(
+    store: &S,
+    lane: usize,
+    round: u64,
+    id: i64,
+) -> Result<Option<(u64, Vec<u8>)>, ApiError> {
+    let (key, pet) = (head_key(lane), pet_key(id));
+    let mut found = store.get_many(&[key.clone(), pet.clone()])?;
+    let mut take = |k: &str| {
+        let at = found.iter().position(|(found, _)| found == k)?;
+        Some(found.swap_remove(at).1)
+    };
+    let (head_bytes, stored) = (take(&key), take(&pet));
+    let head = Head::decode(&key, head_bytes.as_deref())?;
+    if head.round < round {
+        return Ok(None);
+    }
+    if head.round == round {
+        return Ok(head.last.map(|last| (last.nonce, last.json)));
+    }
+    match PetRecord::of(&pet, stored)? {
+        PetRecord::Committed {
+            json,
+            nonce: Some(nonce),
+        } => Ok(Some((nonce, json))),
+        _ => Err(ApiError::Internal(format!(
+            "{pet} is below its lane's head and not stored"
+        ))),
+    }
+}

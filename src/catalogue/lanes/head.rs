@@ -1,0 +1,225 @@
+//! A lane's head, `lane:{k}`: the lane's last round, how many pets of each
+//! status it holds through that round, and that round's pet. A create
+//! claims the next round by compare-and-swap of the head, after it stored
+//! the pet the head held (so that every round before the head's is in
+//! `pet:{id}` and its status entry). Which lane a create tries.
+
+use crate::errors::ApiError;
+use crate::model::{PetStatus, LANES};
+
+use crate::catalogue::keys::{entry_key, pet_key};
+use crate::catalogue::record::persisted;
+
+/// First words of a head: `petstore-lane 1 <round> <available> <pending>
+/// <sold> <status> <id> <nonce>`, a newline, the round's pet JSON.
+const HEAD_HEADER: &str = "petstore-lane 1 ";
+
+/// The pet a head holds: its lane's last round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    pub id: i64,
+    pub status: PetStatus,
+    /// Drawn by the create that claimed it.
+    pub nonce: u64,
+    pub json: Vec<u8>,
+}
+
+/// A lane's head; round 0 (no key yet) holds no pet.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Head {
+    pub round: u64,
+    /// Pets of each status (in [`PetStatus::ALL`]'s order) in rounds 1 to
+    /// `round`: the last one's position in its status's list of the lane.
+    pub counts: [u64; 3],
+    pub last: Option<Claimed>,
+}
+
+pub fn status_index(status: PetStatus) -> usize {
+    match status {
+        PetStatus::Available => 0,
+        PetStatus::Pending => 1,
+        PetStatus::Sold => 2,
+    }
+}
+
+impl Head {
+    pub fn decode(key: &str, value: Option<&[u8]>) -> Result<Head, ApiError> {
+        let Some(bytes) = value else {
+            return Ok(Head::default());
+        };
+        Head::parse(bytes)
+            .ok_or_else(|| ApiError::Internal(format!("stored value '{key}' is unreadable")))
+    }
+
+    fn parse(bytes: &[u8]) -> Option<Head> {
+        let rest = bytes.strip_prefix(HEAD_HEADER.as_bytes())?;
+        let line = rest.iter().position(|b| *b == b'\n')?;
+        let meta = std::str::from_utf8(&rest[..line]).ok()?;
+        let mut words = meta.split(' ');
+        let mut number = || words.next()?.parse::<u64>().ok();
+        let round = number()?;
+        let counts = [number()?, number()?, number()?];
+        let status = PetStatus::parse(words.next()?)?;
+        let id = words.next()?.parse().ok()?;
+        let nonce = u64::from_str_radix(words.next()?, 16).ok()?;
+        let sound = round >= 1 && counts[status_index(status)] >= 1 && words.next().is_none();
+        sound.then(|| Head {
+            round,
+            counts,
+            last: Some(Claimed {
+                id,
+                status,
+                nonce,
+                json: rest[line + 1..].to_vec(),
+            }),
+        })
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let Some(last) = &self.last else {
+            return Vec::new();
+        };
+        let [a, p, s] = self.counts;
+        let mut out = format!(
+            "{HEAD_HEADER}{} {a} {p} {s} {} {} {:016x}\n",
+            self.round,
+            last.status.as_str(),
+            last.id,
+            last.nonce
+        )
+        .into_bytes();
+        out.extend_from_slice(&last.json);
+        out
+    }
+
+    /// The head once `pet` claims the next round.
+    pub fn next(&self, pet: Claimed) -> Head {
+        let mut counts = self.counts;
+        counts[status_index(pet.status)] += 1;
+        Head {
+            round: self.round + 1,
+            counts,
+            last: Some(pet),
+        }
+    }
+
+    /// The writes that store the head's pet where every earlier round is:
+    /// `pet:{id}` and its status entry. The same bytes whoever writes them.
+    pub fn stored(&self, lane: usize) -> Option<[(String, Vec<u8>); 2]> {
+        let last = self.last.as_ref()?;
+        let position = self.counts[status_index(last.status)];
+        Some([
+            (pet_key(last.id), persisted(last.nonce, &last.json)),
+            (entry_key(last.status, lane, position), last.json.clone()),
+        ])
+    }
+}
+
+/// The lane a create tries first, among those with the fewest rounds, so
+/// that lanes stay within a round of each other and ids dense: when they
+/// were filled one at a time (the first `j` one round ahead of the rest),
+/// the next in turn, `j`, so that creates one at a time get 1, 2, 3, …;
+/// otherwise creates run at the same moment and it is drawn from `random`,
+/// so that they spread over the lanes instead of racing for one.
+pub fn first_choice(rounds: &[u64; LANES], random: [u8; 16]) -> usize {
+    let fewest = rounds.iter().copied().min().unwrap_or(0);
+    let in_turn = rounds.windows(2).all(|w| w[0] >= w[1]) && rounds[0] - fewest <= 1;
+    if in_turn {
+        return (0..LANES).find(|k| rounds[*k] == fewest).unwrap_or(0);
+    }
+    draw(rounds, None, random)
+}
+
+/// The lane to try after losing `tried` to a create at the same moment:
+/// drawn among those with the fewest rounds but `tried`, else among all
+/// but `tried`.
+pub fn other_choice(rounds: &[u64; LANES], tried: usize, random: [u8; 16]) -> usize {
+    draw(rounds, Some(tried), random)
+}
+
+fn draw(rounds: &[u64; LANES], tried: Option<usize>, random: [u8; 16]) -> usize {
+    let fewest = rounds.iter().copied().min().unwrap_or(0);
+    let others = (0..LANES).filter(|k| Some(*k) != tried);
+    let even: Vec<usize> = others.clone().filter(|k| rounds[*k] == fewest).collect();
+    let pool: Vec<usize> = if even.is_empty() {
+        others.collect()
+    } else {
+        even
+    };
+    let mut bits = [0u8; 8];
+    bits.copy_from_slice(&random[8..]);
+    pool[(u64::from_le_bytes(bits) % pool.len() as u64) as usize]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claimed(id: i64, status: PetStatus) -> Claimed {
+        Claimed {
+            id,
+            status,
+            nonce: 0xfeed,
+            json: format!(
+                r#"{{"id":{id},"name":"a","categoryId":1,"status":"{}"}}"#,
+                status.as_str()
+            )
+            .into_bytes(),
+        }
+    }
+
+    #[test]
+    fn a_head_round_trips_and_counts_each_status() {
+        let head = Head::default()
+            .next(claimed(1, PetStatus::Sold))
+            .next(claimed(17, PetStatus::Available))
+            .next(claimed(33, PetStatus::Sold));
+        assert_eq!((head.round, head.counts), (3, [1, 0, 2]));
+        let bytes = head.encode();
+        assert!(bytes.starts_with(b"petstore-lane 1 3 1 0 2 sold 33 000000000000feed\n{"));
+        assert_eq!(Head::decode("lane:0", Some(&bytes)).unwrap(), head);
+        let [(pet, record), (entry, json)] = head.stored(0).unwrap();
+        assert_eq!((pet.as_str(), entry.as_str()), ("pet:33", "sx:sold:0:2"));
+        assert!(record.starts_with(b"petstore-pet 1 000000000000feed\n"));
+        assert_eq!(json, head.last.unwrap().json);
+        assert_eq!(Head::decode("lane:0", None).unwrap(), Head::default());
+        assert!(Head::default().stored(0).is_none());
+        for bad in [
+            "petstore-lane 1 0 0 0 0 sold 1 0\n{}",
+            "petstore-lane 1 1 0 0 0 sold 1 0\n{}",
+            "x",
+        ] {
+            assert!(
+                Head::decode("lane:0", Some(bad.as_bytes())).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn one_at_a_time_creates_fill_the_lanes_in_turn_and_racing_ones_spread() {
+        let mut rounds = [0u64; LANES];
+        for n in 0..40u64 {
+            let k = first_choice(&rounds, [n as u8; 16]);
+            assert_eq!(k as u64, n % 16, "in turn");
+            rounds[k] += 1;
+        }
+        let mut rounds = [0u64; LANES];
+        rounds[0] = 1;
+        rounds[5] = 1;
+        let drawn: std::collections::BTreeSet<usize> = (0..=255u8)
+            .map(|b| first_choice(&rounds, [b; 16]))
+            .collect();
+        assert!(
+            drawn.len() > 8 && drawn.iter().all(|k| rounds[*k] == 0),
+            "{drawn:?}"
+        );
+        let mut rounds = [2u64; LANES];
+        rounds[3] = 1;
+        assert!(
+            (0..=255u8).all(|b| first_choice(&rounds, [b; 16]) == 3),
+            "the laggard"
+        );
+        assert!((0..=255u8).all(|b| other_choice(&rounds, 3, [b; 16]) != 3));
+    }
+}

@@ -1,0 +1,286 @@
+//! A lanes create under an `Idempotency-Key`: its record `idem:{digest}`
+//! is claimed by put-if-absent with the whole intent — the lane and round
+//! it will claim, when it began, the nonce that names it, the pet's JSON —
+//! so that whoever finds the record can tell whether that round is the
+//! create's (a replay), finish the create the same way (past the lease),
+//! or, when another create took that round first, move the intent on by
+//! compare-and-swap. A record written before the store moved to lanes (a
+//! counters word) is followed as the counters layout does.
+
+use crate::errors::ApiError;
+use crate::retry::Retrying;
+use crate::store::{KvStore, StoreError, SwapReport};
+
+use crate::catalogue::counters::keyed::{bound, follow, Followed};
+use crate::catalogue::keys::head_key;
+use crate::catalogue::{Created, Keyed};
+
+use super::claim::{claim, claimed, nonce, pet_at, Claim};
+use super::head::{first_choice, Head};
+use super::ids::Lanes;
+
+/// First words of an intent: `petstore-intent 1 <lane> <round> <id>
+/// <started ms> <nonce>`, a newline, the pet's JSON.
+const INTENT_HEADER: &str = "petstore-intent 1 ";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Intent {
+    lane: usize,
+    round: u64,
+    id: i64,
+    started_ms: u64,
+    nonce: u64,
+    json: Vec<u8>,
+}
+
+impl Intent {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = format!(
+            "{INTENT_HEADER}{} {} {} {} {:016x}\n",
+            self.lane, self.round, self.id, self.started_ms, self.nonce
+        )
+        .into_bytes();
+        out.extend_from_slice(&self.json);
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Intent> {
+        let rest = bytes.strip_prefix(INTENT_HEADER.as_bytes())?;
+        let line = rest.iter().position(|b| *b == b'\n')?;
+        let mut words = std::str::from_utf8(&rest[..line]).ok()?.split(' ');
+        let intent = Intent {
+            lane: words.next()?.parse().ok()?,
+            round: words.next()?.parse().ok()?,
+            id: words.next()?.parse().ok()?,
+            started_ms: words.next()?.parse().ok()?,
+            nonce: u64::from_str_radix(words.next()?, 16).ok()?,
+            json: rest[line + 1..].to_vec(),
+        };
+        words.next().is_none().then_some(intent)
+    }
+}
+
+/// What the key's record holds.
+enum Record {
+    /// Nothing, or a counters word of 0: free.
+    Free,
+    Intent(Intent),
+    /// A counters word: the id of the pet the key was bound to before the
+    /// move.
+    Bound(i64),
+}
+
+/// Creates the request's pet once per key. When the key is new: the
+/// record's `current` (absent), the heads' read (`lanes`), the record's
+/// `swap` (the intent), then the claim of the intent's round (the head's
+/// `current`, the store of its pet, the head's `swap`): six calls. A
+/// replay: the record's `current`, and one `get-many` of the head and the
+/// pet.
+pub fn create<S: KvStore>(
+    store: &Retrying<'_, S>,
+    keyed: &Keyed,
+    lanes: &dyn Fn() -> Result<Lanes, ApiError>,
+) -> Result<Created, ApiError> {
+    let mut backoff = store.backoff();
+    loop {
+        let (cas, current) = begin(store, &keyed.record_key)?;
+        let intent = match record(keyed, current.as_deref())? {
+            Record::Intent(intent) => return follow_intent(store, keyed, intent, lanes),
+            Record::Bound(id) => match follow(store, keyed, id)? {
+                Followed::Done(created) => return Ok(created),
+                // Given up: the key is bound anew, from that word.
+                Followed::Abandoned(_) => lead(store, keyed, lanes()?)?,
+            },
+            Record::Free => lead(store, keyed, lanes()?)?,
+        };
+        match store.cas_swap(cas, &intent.0.encode()) {
+            Ok(SwapReport::Swapped) => return finish(store, keyed, &intent.1, intent.0),
+            Ok(SwapReport::Conflict) => {}
+            Err(e) => store.learn(&e, &mut backoff),
+        }
+        // Whatever the swap reported, what the record holds decides.
+        match record(keyed, store.get(&keyed.record_key)?.as_deref())? {
+            Record::Intent(held) if held == intent.0 => {
+                return finish(store, keyed, &intent.1, intent.0)
+            }
+            Record::Intent(held) => return follow_intent(store, keyed, held, lanes),
+            _ if backoff.wait() => {}
+            _ => {
+                return Err(ApiError::StoreUnavailable(StoreError(
+                    "the key's claim did not land".into(),
+                )))
+            }
+        }
+    }
+}
+
+/// The intent of a create that leads: the next round of the lane
+/// [`first_choice`] names.
+fn lead<S: KvStore>(
+    store: &Retrying<'_, S>,
+    keyed: &Keyed,
+    lanes: Lanes,
+) -> Result<(Intent, Lanes), ApiError> {
+    let lane = first_choice(&lanes.rounds(), store.random());
+    let round = lanes.heads[lane].round + 1;
+    let intent = intent(
+        keyed,
+        &lanes,
+        lane,
+        round,
+        keyed.lease.now_ms,
+        nonce(store.random()),
+    )?;
+    Ok((intent, lanes))
+}
+
+fn intent(
+    keyed: &Keyed,
+    lanes: &Lanes,
+    lane: usize,
+    round: u64,
+    started_ms: u64,
+    nonce: u64,
+) -> Result<Intent, ApiError> {
+    let pet = claimed(&keyed.new, lanes.id(lane, round), nonce)?;
+    Ok(Intent {
+        lane,
+        round,
+        id: pet.id,
+        started_ms,
+        nonce,
+        json: pet.json,
+    })
+}
+
+/// Claims the intent's round; when another create took it first, moves the
+/// intent to the next round of the lane (a compare-and-swap of the record
+/// from this intent) and claims that one.
+fn finish<S: KvStore>(
+    store: &Retrying<'_, S>,
+    keyed: &Keyed,
+    lanes: &Lanes,
+    mut intent: Intent,
+) -> Result<Created, ApiError> {
+    let mut backoff = store.backoff();
+    loop {
+        // The request's pet is the intent's (a follower checked it).
+        let pet = claimed(&keyed.new, intent.id, intent.nonce)?;
+        let make = |_| Ok(pet.clone());
+        if let Claim::Won(id) = claim(
+            store,
+            lanes,
+            intent.lane,
+            Some(intent.round),
+            intent.nonce,
+            &make,
+        )? {
+            return Ok(Created::Pet(keyed.new.clone().into_pet(id)));
+        }
+        if !backoff.wait() {
+            return Err(ApiError::StoreUnavailable(StoreError(
+                "every round tried was taken by creates at the same moment".into(),
+            )));
+        }
+        let key = head_key(intent.lane);
+        let head = Head::decode(&key, store.get(&key)?.as_deref())?;
+        let moved = self::intent(
+            keyed,
+            lanes,
+            intent.lane,
+            head.round + 1,
+            intent.started_ms,
+            intent.nonce,
+        )?;
+        let (cas, current) = begin(store, &keyed.record_key)?;
+        let swapped = match record(keyed, current.as_deref())? {
+            Record::Intent(held) if held == intent => store.cas_swap(cas, &moved.encode()),
+            Record::Intent(held) => {
+                return follow_intent(store, keyed, held, &|| Ok(lanes.clone()))
+            }
+            _ => {
+                return Err(ApiError::Internal(format!(
+                    "{} lost its intent",
+                    keyed.record_key
+                )))
+            }
+        };
+        if let Ok(SwapReport::Swapped) = swapped {
+            intent = moved;
+            continue;
+        }
+        match record(keyed, store.get(&keyed.record_key)?.as_deref())? {
+            Record::Intent(held) if held == moved => intent = moved,
+            Record::Intent(held) if held == intent => {}
+            Record::Intent(held) => {
+                return follow_intent(store, keyed, held, &|| Ok(lanes.clone()))
+            }
+            _ => {
+                return Err(ApiError::Internal(format!(
+                    "{} lost its intent",
+                    keyed.record_key
+                )))
+            }
+        }
+    }
+}
+
+/// The key holds another request's intent: another pet → 422; its round
+/// claimed by it → a replay; not yet, within the lease → 409; after it →
+/// finish it as its owner would.
+fn follow_intent<S: KvStore>(
+    store: &Retrying<'_, S>,
+    keyed: &Keyed,
+    intent: Intent,
+    lanes: &dyn Fn() -> Result<Lanes, ApiError>,
+) -> Result<Created, ApiError> {
+    let expected = claimed(&keyed.new, intent.id, intent.nonce)?;
+    if expected.json != intent.json {
+        return Err(ApiError::IdempotencyKeyReused);
+    }
+    if let Some((owner, json)) = pet_at(store, intent.lane, intent.round, intent.id)? {
+        if owner == intent.nonce {
+            return Ok(Created::Replayed {
+                id: intent.id,
+                body: json,
+            });
+        }
+    }
+    keyed.within_lease(intent.started_ms)?;
+    finish(store, keyed, &lanes()?, intent)
+}
+
+/// What the key's record holds.
+fn record(keyed: &Keyed, bytes: Option<&[u8]>) -> Result<Record, ApiError> {
+    match bytes {
+        Some(bytes) if bytes.starts_with(INTENT_HEADER.as_bytes()) => {
+            Intent::decode(bytes).map(Record::Intent).ok_or_else(|| {
+                ApiError::Internal(format!("stored value '{}' is unreadable", keyed.record_key))
+            })
+        }
+        word => Ok(match bound(keyed, word)? {
+            0 => Record::Free,
+            id => Record::Bound(id),
+        }),
+    }
+}
+
+/// A compare-and-swap begun on the key's record, tried again under the
+/// retry policy when its calls fail.
+fn begin<S: KvStore>(
+    store: &Retrying<'_, S>,
+    key: &str,
+) -> Result<(S::Cas, Option<Vec<u8>>), ApiError> {
+    let mut backoff = store.backoff();
+    loop {
+        match store.cas_begin(key) {
+            Ok(begun) => return Ok(begun),
+            Err(e) => {
+                store.learn(&e, &mut backoff);
+                if !backoff.wait() {
+                    return Err(ApiError::StoreUnavailable(e));
+                }
+            }
+        }
+    }
+}

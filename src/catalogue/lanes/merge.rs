@@ -1,0 +1,368 @@
+//! A page of the lanes layout: the 16 lanes merged in id order. In the
+//! unfiltered list lane `k`'s entries are its rounds (ids known from the
+//! round alone); in a status list they are the lane's pets of that status,
+//! by position (ids learned by reading them). A lane ends at its head's
+//! round, or its head's count of the status: every entry up to it is a pet,
+//! stored, or held by the head. A page chooses entries while it knows every
+//! lane's next id, reads what it lacks (pieces, then what the lanes stored)
+//! in batches, and the cursor keeps, per lane, how far it listed.
+
+use std::collections::HashMap;
+
+use crate::errors::ApiError;
+use crate::model::{ListName, LANES};
+use crate::store::KvStore;
+
+use crate::catalogue::ahead::{Reader, BATCH_KEYS};
+use crate::catalogue::keys::{entry_key, pet_key, BATCHED_BUDGET, PIECE_LEN};
+use crate::catalogue::listed::Listed;
+use crate::catalogue::piece::Piece;
+use crate::catalogue::record::PetRecord;
+
+use super::head::status_index;
+use super::ids::Lanes;
+use super::pieces::{piece_of, status_of, Pieces, BLOCK_ROUNDS};
+
+/// Pairs one `set-many` may write (DynamoDB's `BatchWriteItem` limit).
+const BATCH_WRITES: usize = 25;
+
+/// A page of the lanes: its pets, in id order; how far the walk went in
+/// each lane; whether entries remain; what it did to the pieces.
+#[derive(Debug, Default)]
+pub struct Part {
+    pub pets: Vec<Listed>,
+    pub lanes: [u64; LANES],
+    pub more: bool,
+    pub notes: Vec<String>,
+}
+
+/// The pieces a page from `from` reads with the heads, before it knows
+/// where each lane ends: the unfiltered list's blocks of the rounds a page
+/// of `limit` spans when the lanes are even, and the block of each lane's
+/// next round; a status list's piece of each lane's next position (and the
+/// one after, when it is near the end of that piece).
+pub fn first_keys(list: ListName, from: &[u64; LANES], limit: usize) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut add = |key: String| {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    };
+    let rounds = limit as u64 / LANES as u64 + 2;
+    if list == ListName::All {
+        let first = from.iter().copied().min().unwrap_or(0) + 1;
+        for round in (first..=first + rounds).step_by(BLOCK_ROUNDS as usize) {
+            add(piece_of(list, 0, round));
+        }
+    }
+    for (lane, done) in from.iter().enumerate() {
+        add(piece_of(list, lane, done + 1));
+        if list != ListName::All {
+            add(piece_of(list, lane, done + rounds));
+        }
+    }
+    keys
+}
+
+/// Up to `limit` pets of `list` after `from` (per lane, what was listed).
+pub fn page<S: KvStore>(
+    reader: &mut Reader<'_, S>,
+    lanes: &Lanes,
+    list: ListName,
+    from: [u64; LANES],
+    limit: usize,
+) -> Result<Part, ApiError> {
+    let mut merge = Merge::new(reader, lanes, list, from, limit)?;
+    merge.take_pieces_fetched();
+    let mut budget = BATCHED_BUDGET;
+    loop {
+        merge.choose();
+        let wanted = merge.wanted();
+        if wanted.is_empty() {
+            break;
+        }
+        if budget == 0 {
+            merge.cut_at_first_unknown();
+            break;
+        }
+        let learned = merge.known.len();
+        budget = budget.saturating_sub(merge.reader.fetch(wanted)?);
+        merge.take_fetched()?;
+        if merge.known.len() == learned {
+            return Err(ApiError::Internal(format!(
+                "the lanes of {} lack entries their heads count",
+                list.as_str()
+            )));
+        }
+    }
+    merge.finish()
+}
+
+struct Merge<'m, 's, S: KvStore> {
+    reader: &'m mut Reader<'s, S>,
+    lanes: &'m Lanes,
+    list: ListName,
+    limit: usize,
+    /// Per lane: the last entry, and the next to consider.
+    end: [u64; LANES],
+    next: [u64; LANES],
+    from: [u64; LANES],
+    /// Entries whose pet is known, by lane and index.
+    known: HashMap<(usize, u64), Listed>,
+    /// Entries chosen for the page, in id order: lane, index, id.
+    chosen: Vec<(usize, u64, i64)>,
+    /// Entries whose pets the last batch asked for.
+    asked: Vec<(usize, u64)>,
+    /// A lane's next id is unknown: nothing further can be chosen.
+    blocked: bool,
+    pieces: Pieces,
+}
+
+impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
+    fn new(
+        reader: &'m mut Reader<'s, S>,
+        lanes: &'m Lanes,
+        list: ListName,
+        from: [u64; LANES],
+        limit: usize,
+    ) -> Result<Self, ApiError> {
+        let mut merge = Merge {
+            reader,
+            lanes,
+            list,
+            limit,
+            end: [0; LANES],
+            next: [0; LANES],
+            from,
+            known: HashMap::new(),
+            chosen: Vec::new(),
+            asked: Vec::new(),
+            blocked: false,
+            pieces: Pieces::default(),
+        };
+        for (lane, head) in lanes.heads.iter().enumerate() {
+            merge.end[lane] = match status_of(list) {
+                None => head.round,
+                Some(status) => head.counts[status_index(status)],
+            };
+            merge.next[lane] = from[lane] + 1;
+            // The head's pet: the last entry of its lane (of its status's).
+            if let Some(last) = &head.last {
+                if status_of(list).is_none_or(|s| s == last.status) {
+                    let pet = Listed::from_json(last.json.clone()).ok_or_else(|| {
+                        ApiError::Internal(format!("lane {lane}'s head holds no pet"))
+                    })?;
+                    merge.known.insert((lane, merge.end[lane]), pet);
+                }
+            }
+        }
+        Ok(merge)
+    }
+
+    /// The id of entry `index` of `lane`, if known without a read.
+    fn id_of(&self, lane: usize, index: u64) -> Option<i64> {
+        match self.list {
+            ListName::All => Some(self.lanes.id(lane, index)),
+            ListName::Status(_) => self.known.get(&(lane, index)).map(|pet| pet.id),
+        }
+    }
+
+    /// Chooses the next entries in id order while every lane's next id is
+    /// known, up to the page's limit or the lanes' ends.
+    fn choose(&mut self) {
+        self.blocked = false;
+        while self.chosen.len() < self.limit {
+            let mut best: Option<(i64, usize)> = None;
+            for lane in 0..LANES {
+                if self.next[lane] > self.end[lane] {
+                    continue;
+                }
+                match self.id_of(lane, self.next[lane]) {
+                    Some(id) if best.is_none_or(|(b, _)| id < b) => best = Some((id, lane)),
+                    Some(_) => {}
+                    None => {
+                        self.blocked = true;
+                        return;
+                    }
+                }
+            }
+            let Some((id, lane)) = best else {
+                return;
+            };
+            self.chosen.push((lane, self.next[lane], id));
+            self.next[lane] += 1;
+        }
+    }
+
+    /// The keys that would let the page go on: the pets of chosen entries
+    /// not known yet, and, if a lane blocks the choice, its next entries;
+    /// each with the piece it belongs to, if not read yet.
+    fn wanted(&mut self) -> Vec<String> {
+        let mut asked = Vec::new();
+        for (lane, index, _) in &self.chosen {
+            asked.push((*lane, *index));
+        }
+        if self.blocked {
+            let left = self.limit - self.chosen.len();
+            let per_lane = (left / LANES + 2) as u64;
+            for lane in 0..LANES {
+                let last = self.end[lane].min(self.next[lane] + per_lane - 1);
+                asked.extend((self.next[lane]..=last).map(|index| (lane, index)));
+            }
+        }
+        asked.retain(|entry| !self.known.contains_key(entry));
+        let mut keys: Vec<String> = Vec::new();
+        for (lane, index) in &asked {
+            let piece = piece_of(self.list, *lane, *index);
+            if !self.pieces.has(&piece) && !keys.contains(&piece) {
+                keys.push(piece);
+            }
+            let truth = self.truth_key(*lane, *index);
+            if !self.reader.holds(&truth) {
+                keys.push(truth);
+            }
+            if keys.len() >= BATCH_KEYS {
+                break;
+            }
+        }
+        keys.truncate(BATCH_KEYS);
+        self.asked = asked;
+        keys
+    }
+
+    /// Where entry `index` of `lane` was stored: `pet:{id}`, or the
+    /// status entry.
+    fn truth_key(&self, lane: usize, index: u64) -> String {
+        match status_of(self.list) {
+            None => pet_key(self.lanes.id(lane, index)),
+            Some(status) => entry_key(status, lane, index),
+        }
+    }
+
+    /// The pieces the first `get-many` fetched (with the heads).
+    fn take_pieces_fetched(&mut self) {
+        for lane in 0..LANES {
+            let mut index = self.next[lane];
+            while index <= self.end[lane] {
+                let key = piece_of(self.list, lane, index);
+                match (self.pieces.has(&key), self.reader.holds(&key)) {
+                    (false, true) => self.take_piece(&key),
+                    (false, false) => break,
+                    (true, _) => {}
+                }
+                index = self.after_piece(index);
+            }
+        }
+    }
+
+    /// The first index past the piece that holds `index`.
+    fn after_piece(&self, index: u64) -> u64 {
+        let span = match self.list {
+            ListName::All => BLOCK_ROUNDS,
+            ListName::Status(_) => PIECE_LEN as u64,
+        };
+        (index - 1) / span * span + span + 1
+    }
+
+    fn take_piece(&mut self, key: &str) {
+        let stored = Piece::stored(self.reader.peek(key).map(<[u8]>::to_vec));
+        let entries: Vec<(i64, Listed)> = self.pieces.absorb(key, stored).to_vec();
+        for (position, pet) in entries {
+            let place = match self.list {
+                ListName::All if position >= self.lanes.mark.base => self.lanes.place(position),
+                ListName::All => continue,
+                ListName::Status(_) => (lane_of_piece(key), position as u64),
+            };
+            if place.1 >= 1 && place.1 <= self.end[place.0] {
+                self.known.entry(place).or_insert(pet);
+            }
+        }
+    }
+
+    /// What the last batch fetched: pieces, then stored pets.
+    fn take_fetched(&mut self) -> Result<(), ApiError> {
+        for (lane, index) in std::mem::take(&mut self.asked) {
+            let piece = piece_of(self.list, lane, index);
+            if !self.pieces.has(&piece) && self.reader.holds(&piece) {
+                self.take_piece(&piece);
+            }
+            let truth = self.truth_key(lane, index);
+            if !self.known.contains_key(&(lane, index)) && self.reader.holds(&truth) {
+                let pet = self.stored(&truth)?;
+                self.known.insert((lane, index), pet);
+            }
+        }
+        Ok(())
+    }
+
+    /// A pet a lane stored (below its head, so it must be there).
+    fn stored(&self, key: &str) -> Result<Listed, ApiError> {
+        let value = self.reader.peek(key).map(<[u8]>::to_vec);
+        let json = match status_of(self.list) {
+            None => match PetRecord::of(key, value)? {
+                PetRecord::Committed { json, .. } => Some(json),
+                _ => None,
+            },
+            Some(_) => value,
+        };
+        json.and_then(Listed::from_json).ok_or_else(|| {
+            ApiError::Internal(format!("{key} is below its lane's head and not stored"))
+        })
+    }
+
+    /// Out of look-ups: the page ends before the first chosen entry whose
+    /// pet is not known.
+    fn cut_at_first_unknown(&mut self) {
+        let known = self
+            .chosen
+            .iter()
+            .take_while(|(lane, index, _)| self.known.contains_key(&(*lane, *index)))
+            .count();
+        self.chosen.truncate(known);
+    }
+
+    fn finish(mut self) -> Result<Part, ApiError> {
+        let mut part = Part {
+            lanes: self.from,
+            ..Part::default()
+        };
+        for (lane, index, _) in std::mem::take(&mut self.chosen) {
+            let pet = self.known[&(lane, index)].clone();
+            part.lanes[lane] = index;
+            part.pets.push(pet);
+        }
+        part.more = (0..LANES).any(|lane| part.lanes[lane] < self.end[lane]);
+        // What the page learned goes back into the pieces it read.
+        let learned: Vec<((usize, u64), Listed)> =
+            self.known.iter().map(|(k, v)| (*k, v.clone())).collect();
+        for ((lane, index), pet) in learned {
+            let position = match self.list {
+                ListName::All => pet.id,
+                ListName::Status(_) => index as i64,
+            };
+            self.pieces
+                .learn(&piece_of(self.list, lane, index), position, &pet);
+        }
+        let writes = self.pieces.repairs();
+        part.notes = std::mem::take(&mut self.pieces.notes);
+        let store = self.reader.store();
+        for chunk in writes.chunks(BATCH_WRITES) {
+            let written = match chunk {
+                [(key, text)] => store.set(key, text),
+                many => store.set_many(many),
+            };
+            if let Err(e) = written {
+                part.notes.push(format!("index pieces not written ({e})"));
+            }
+        }
+        Ok(part)
+    }
+}
+
+/// The lane of a status list's piece key `ix3:{status}:{lane}:{k}`.
+fn lane_of_piece(key: &str) -> usize {
+    key.split(':')
+        .nth(2)
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0)
+}

@@ -1,0 +1,20 @@
+//! The lanes layout (DynamoDB, `catalogue_layout = lanes`): ids come from
+//! 16 lanes, each a log of rounds; round `n` of lane `k` is id
+//! `base + 16·(n − 1) + k`. A create claims the next round of a lane by a
+//! compare-and-swap of the lane's head, which holds that round's pet, after
+//! storing the pet the head held before: so every round up to the head's is
+//! a pet, stored or in the head, and there are no holes and no create
+//! half-done. Lists merge the lanes; a cursor keeps one number per lane.
+//! docs/key-value-layout.md, "The lanes layout".
+
+mod claim;
+mod head;
+mod ids;
+pub mod keyed;
+mod merge;
+mod pieces;
+
+pub use claim::create;
+pub use head::Head;
+pub use ids::{lane_of, Lanes};
+pub use merge::{first_keys, page};

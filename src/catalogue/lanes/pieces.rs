@@ -1,0 +1,101 @@
+//! The pieces a lanes page reads, and the ones it writes back: a cache of
+//! what every lane stored, built by readers, since a pet never changes once
+//! its round is claimed. `ix3:all:{block}` holds rounds `2·block + 1` and
+//! `2·block + 2` of every lane, by id; `ix3:{status}:{lane}:{k}` positions
+//! `32k + 1 … 32k + 32` of that status's pets in that lane.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::model::{ListName, PetStatus};
+
+use crate::catalogue::keys::{lane_piece_key, PIECE_LEN};
+use crate::catalogue::listed::Listed;
+use crate::catalogue::piece::{Piece, Stored};
+
+/// Rounds of every lane a block of the unfiltered list holds.
+pub const BLOCK_ROUNDS: u64 = 2;
+
+/// Where the entry `index` of `lane` lives in `list`'s pieces: the key,
+/// and the position it has there (the id in a block, else the index).
+pub fn piece_of(list: ListName, lane: usize, index: u64) -> String {
+    match list {
+        ListName::All => lane_piece_key(list, lane, ((index - 1) / BLOCK_ROUNDS) as i64),
+        ListName::Status(_) => lane_piece_key(list, lane, ((index - 1) / PIECE_LEN as u64) as i64),
+    }
+}
+
+/// The pieces a page has read, and what it learned that they lack.
+#[derive(Default)]
+pub struct Pieces {
+    read: BTreeMap<String, Piece>,
+    /// Keys read and found missing or unreadable (rebuilt, and said so).
+    rebuilt: HashSet<String>,
+    added: BTreeMap<String, Vec<(i64, Listed)>>,
+    pub notes: Vec<String>,
+}
+
+impl Pieces {
+    pub fn has(&self, key: &str) -> bool {
+        self.read.contains_key(key)
+    }
+
+    /// Takes what a read of `key` found; its entries, with their positions.
+    pub fn absorb(&mut self, key: &str, stored: Stored) -> &[(i64, Listed)] {
+        let piece = match stored {
+            Stored::Found(piece) => piece,
+            Stored::Missing => {
+                self.rebuilt.insert(key.to_string());
+                Piece::default()
+            }
+            Stored::Unreadable(e) => {
+                self.notes
+                    .push(format!("index piece {key} unreadable ({e}): rebuilt"));
+                self.rebuilt.insert(key.to_string());
+                Piece::default()
+            }
+        };
+        self.read.entry(key.to_string()).or_insert(piece).entries()
+    }
+
+    /// A pet the piece at `key` (read) does not hold yet, learned from the
+    /// lane: written back at the end of the page.
+    pub fn learn(&mut self, key: &str, position: i64, pet: &Listed) {
+        let Some(piece) = self.read.get(key) else {
+            return;
+        };
+        if piece.get(position).is_none() {
+            let added = self.added.entry(key.to_string()).or_default();
+            if !added.iter().any(|(p, _)| *p == position) {
+                added.push((position, pet.clone()));
+            }
+        }
+    }
+
+    /// The pieces that learned pets, whole: what they held and what was
+    /// learned, never less than was read.
+    pub fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
+        let mut writes = Vec::new();
+        for (key, added) in std::mem::take(&mut self.added) {
+            let Some(mut piece) = self.read.remove(&key) else {
+                continue;
+            };
+            let count = added.len();
+            piece.add(added);
+            if self.rebuilt.contains(&key) {
+                self.notes.push(format!(
+                    "index piece {key} missing: rebuilt with {count} entries"
+                ));
+            }
+            writes.push((key, piece.encode()));
+        }
+        writes
+    }
+}
+
+/// The status whose pets `list` holds, if it is a status list.
+pub fn status_of(list: ListName) -> Option<PetStatus> {
+    match list {
+        ListName::All => None,
+        ListName::Status(status) => Some(status),
+    }
+}

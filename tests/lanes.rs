@@ -1,0 +1,188 @@
+//! The lanes layout (`catalogue_layout = lanes`, DynamoDB): ids from 16
+//! lanes, each a log whose next round a create claims by compare-and-swap
+//! of its head. Creates one at a time get 1, 2, 3, …; racing ones spread
+//! and every walk (unfiltered, by status) stays exact; a failure or a lost
+//! reply at every call of a create; status pages full at any share.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::{assert_error, json, page_ids, Api};
+use petstore_testkit::{next_of, Backend, Fault, MemStore, Op};
+
+/// An instance configured for lanes over `store`.
+fn lanes_on(store: &MemStore) -> Api {
+    let mut api = Api::on(store.clone());
+    api.set_variable("key_value_backend", "aws_dynamo");
+    api.set_variable("catalogue_layout", "lanes");
+    api
+}
+
+fn lanes() -> Api {
+    lanes_on(&MemStore::new(Backend::Dynamo))
+}
+
+const STATUSES: [&str; 3] = ["available", "pending", "sold"];
+
+#[test]
+fn creates_one_at_a_time_get_1_2_3_and_each_is_four_calls() {
+    let api = lanes();
+    let ids: Vec<i64> = (0..40).map(|i| api.create("p", STATUSES[i % 3])).collect();
+    assert_eq!(ids, (1..=40).collect::<Vec<_>>());
+    let mark = String::from_utf8(api.store.peek("ctr:id").unwrap()).unwrap();
+    assert_eq!(mark, "petstore-lanes 1 1 0 0");
+    let keys = api.store.keys();
+    assert!(!keys
+        .iter()
+        .any(|k| k.starts_with("slot:") || k.starts_with("ctr:s")));
+    // 40 creates over 16 lanes: 3 rounds in lanes 0-7, 2 in the rest; each
+    // lane's last pet is in its head, the others stored.
+    assert!(api.store.peek("pet:1").is_some() && api.store.peek("pet:40").is_none());
+    let head = String::from_utf8(api.store.peek("lane:7").unwrap()).unwrap();
+    assert!(head.starts_with("petstore-lane 1 3 "), "{head}");
+    api.store.reset_counts();
+    assert_eq!(api.create("p", "sold"), 41);
+    let ops = api.store.ops();
+    assert!(
+        matches!(&ops[..], [Op::GetMany(_), Op::CasBegin(h), Op::SetMany(stored), Op::Swap(s)]
+            if h == "lane:8" && s == "lane:8" && stored.contains(&"pet:25".to_string())),
+        "{ops:?}"
+    );
+    api.assert_consistent(&(1..=41).collect(), "lanes");
+}
+
+#[test]
+fn getpet_finds_a_pet_its_lane_holds_in_its_head() {
+    let api = lanes();
+    let id = api.create("Rex", "sold");
+    assert!(
+        api.store.peek(&format!("pet:{id}")).is_none(),
+        "in the head"
+    );
+    let r = api.get(&format!("/v1/pets/{id}"));
+    assert_eq!(json(&r)["name"], "Rex");
+    assert_error(&api.get("/v1/pets/2"), 404, "not_found");
+    assert_error(&api.get("/v1/pets/17"), 404, "not_found");
+}
+
+#[test]
+fn racing_creates_from_two_instances_spread_and_walks_stay_exact() {
+    let store = MemStore::new(Backend::Dynamo);
+    let a = lanes_on(&store);
+    let b = lanes_on(&store);
+    let mut expected = BTreeSet::new();
+    for i in 0..60u8 {
+        a.random.set([i; 16]);
+        b.random.set([i.wrapping_mul(7).wrapping_add(3); 16]);
+        // b creates between a's read of the heads and its claim.
+        let racer = lanes_on(&store);
+        racer.random.set([i.wrapping_add(101); 16]);
+        let raced = std::rc::Rc::new(std::cell::Cell::new(0));
+        let seen = raced.clone();
+        store.before(
+            |op| matches!(op, Op::CasBegin(k) if k.starts_with("lane:")),
+            move |_| seen.set(racer.create("r", "pending")),
+        );
+        expected.insert(a.create("a", STATUSES[i as usize % 3]));
+        expected.insert(raced.get());
+        expected.insert(b.create("b", "sold"));
+    }
+    assert_eq!(expected.len(), 180, "no id twice");
+    a.assert_consistent(&expected, "after races");
+    b.assert_consistent(&expected, "from the other instance");
+}
+
+#[test]
+fn a_failure_or_lost_reply_at_any_call_of_a_create_is_503_with_nothing_or_a_true_201() {
+    for fault in [Fault::Fail as fn(u64) -> Fault, Fault::LoseReply] {
+        for call in 1..=5u64 {
+            let api = lanes();
+            for i in 0..20 {
+                api.create("before", STATUSES[i % 3]);
+            }
+            let before: BTreeSet<i64> = (1..=20).collect();
+            api.store.reset_counts();
+            api.store.inject(fault(call));
+            let r = api.post(r#"{"name":"x","categoryId":1,"status":"sold"}"#);
+            let mut expected = before.clone();
+            match r.status.as_u16() {
+                201 => {
+                    expected.insert(json(&r)["id"].as_i64().unwrap());
+                }
+                503 => {}
+                other => panic!("{other} at call {call}"),
+            }
+            api.store.clear_faults();
+            api.assert_consistent(&expected, &format!("{fault:?} at call {call}"));
+            assert_eq!(api.create("after", "sold"), 1 + *expected.last().unwrap());
+        }
+    }
+}
+
+#[test]
+fn a_walk_with_creates_between_its_pages_lists_every_earlier_pet_once() {
+    let api = lanes();
+    let mut before: BTreeSet<i64> = (0..50).map(|i| api.create("p", STATUSES[i % 3])).collect();
+    for target in ["/v1/pets?limit=7", "/v1/pets?limit=3&status=sold"] {
+        let mut seen = Vec::new();
+        let mut next = Some(target.to_string());
+        let mut n = 0;
+        while let Some(page) = next {
+            let r = api.get(&page);
+            seen.extend(page_ids(&r));
+            next = r.header("link").and_then(next_of);
+            // Two creates, in lanes drawn apart, between the first 20 pages.
+            if n < 20 {
+                api.random.set([n; 16]);
+                before.insert(api.create("new", "sold"));
+                api.random.set([n + 77; 16]);
+                api.create("new", "available");
+            }
+            n += 1;
+            assert!(n < 200, "{target}: the walk does not end");
+        }
+        let distinct: BTreeSet<i64> = seen.iter().copied().collect();
+        assert_eq!(distinct.len(), seen.len(), "{target}: once each");
+        let wanted = if target.contains("sold") { 2 } else { 0 };
+        let earlier = (1..=50).filter(|id| wanted == 0 || (id - 1) % 3 == wanted);
+        for id in earlier {
+            assert!(distinct.contains(&id), "{target}: {id} missing");
+        }
+    }
+}
+
+#[test]
+fn status_pages_are_full_at_any_share() {
+    let api = lanes();
+    // 1 in 50 sold, 1 in 2 pending, the rest available.
+    for n in 1..=600 {
+        let status = match n {
+            n if n % 50 == 0 => "sold",
+            n if n % 2 == 0 => "pending",
+            _ => "available",
+        };
+        api.create("p", status);
+    }
+    for (status, count) in [("sold", 12), ("pending", 288), ("available", 300)] {
+        for limit in [5, 20, 100] {
+            let mut next = Some(format!("/v1/pets?limit={limit}&status={status}"));
+            let mut pages = Vec::new();
+            while let Some(target) = next {
+                let r = api.get(&target);
+                pages.push(page_ids(&r).len());
+                next = r.header("link").and_then(next_of);
+            }
+            let full = count / limit;
+            assert!(
+                pages[..full].iter().all(|n| *n == limit),
+                "{status} {limit}: {pages:?}"
+            );
+            assert_eq!(pages.iter().sum::<usize>(), count, "{status} {limit}");
+            assert!(
+                pages.len() <= count.div_ceil(limit) + 1,
+                "{status} {limit}: {pages:?}"
+            );
+        }
+    }
+}
