@@ -91,9 +91,7 @@ impl<'p> Config<'p> {
     /// The layout the store should hold. Lanes need a compare-and-swap
     /// that is atomic on an absent key: only `aws_dynamo` has one.
     pub fn catalogue_layout(&self) -> Result<LayoutName, Misconfiguration> {
-        let layout = self
-            .read(&self.catalogue_layout, CATALOGUE_LAYOUT, LayoutName::parse)
-            .copied()?;
+        let layout = self.layout_named()?;
         let backend = self.key_value_backend()?;
         if layout == LayoutName::Lanes && backend != KvBackend::AwsDynamo {
             return Err(Misconfiguration {
@@ -107,13 +105,21 @@ impl<'p> Config<'p> {
         Ok(layout)
     }
 
-    /// Every variable, in the order of spin.toml: the first unusable one.
+    /// `catalogue_layout` as named, whatever the backend.
+    pub fn layout_named(&self) -> Result<LayoutName, Misconfiguration> {
+        self.read(&self.catalogue_layout, CATALOGUE_LAYOUT, LayoutName::parse)
+            .copied()
+    }
+
+    /// Every variable, in the order of spin.toml: the first unusable one
+    /// (whether the layout suits the backend is the probe's next question,
+    /// once it knows the backend is the store's).
     pub fn check_all(&self) -> Result<(), Misconfiguration> {
         self.api_keys()?;
         self.idempotency_lease_ms()?;
         self.cors_origins()?;
         self.key_value_backend()?;
-        self.catalogue_layout()?;
+        self.layout_named()?;
         Ok(())
     }
 

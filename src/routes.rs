@@ -194,7 +194,7 @@ fn health<S: KvStore>(
     let backend = config
         .key_value_backend()
         .map_err(ApiError::Unserviceable)?;
-    let wanted = config.catalogue_layout().map_err(ApiError::Unserviceable)?;
+    let wanted = config.layout_named().map_err(ApiError::Unserviceable)?;
     let report = Catalogue::new(store, backend).health(wanted)?;
     if let Some(why) = backend.contradicted_by(store) {
         return Err(ApiError::Unserviceable(Misconfiguration {
@@ -202,6 +202,7 @@ fn health<S: KvStore>(
             why: format!("'{}', but {why}", backend.name()),
         }));
     }
+    config.catalogue_layout().map_err(ApiError::Unserviceable)?;
     let body = health_body(&report, platform.now_ms());
     Ok(Response::json_text(StatusCode::OK, body.into_bytes())
         .with_header("cache-control", "no-store"))

@@ -578,7 +578,10 @@ pub fn handed_out_ids(peek: impl Fn(&str) -> Option<Vec<u8>>) -> BTreeSet<i64> {
             for lane in 0..petstore::model::LANES as i64 {
                 let round = peek(&format!("lane:{lane}")).map_or(0, |head| {
                     let head = String::from_utf8_lossy(&head).to_string();
-                    head.split(' ').nth(2).and_then(|r| r.parse().ok()).unwrap_or(0)
+                    head.split(' ')
+                        .nth(2)
+                        .and_then(|r| r.parse().ok())
+                        .unwrap_or(0)
                 });
                 ids.extend((1..=round).map(|n| mark.base + 16 * (n - 1) + lane));
             }

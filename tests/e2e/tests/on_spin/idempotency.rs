@@ -100,7 +100,7 @@ fn sixteen_clients_with_one_key_make_one_pet() {
 /// replays.)
 #[test]
 fn both_ways_of_claiming_on_one_dynamodb_table_make_one_pet() {
-    let store = Store::new(Backend::Dynamo);
+    let store = Store::with_layout(Backend::Dynamo, "counters");
     let old = store.launch().variable("key_value_backend", "spin").start();
     old.api.create("written by 1.2.0", "available");
     let new = store.start();
@@ -177,7 +177,11 @@ fn seed_stopped_create(store: &Store, key: &str, body: &str, ago_ms: u64, lane: 
     if store.layout == "lanes" {
         let id = 1 + lane;
         let json = encode_pet(&new.into_pet(id)).unwrap();
-        let mut intent = format!("petstore-intent 1 {lane} 1 {id} {started} {:016x}\n", 7 + lane).into_bytes();
+        let mut intent = format!(
+            "petstore-intent 1 {lane} 1 {id} {started} {:016x}\n",
+            7 + lane
+        )
+        .into_bytes();
         intent.extend_from_slice(&json);
         kv.set(&record, &intent).unwrap();
         return id;
@@ -188,7 +192,10 @@ fn seed_stopped_create(store: &Store, key: &str, body: &str, ago_ms: u64, lane: 
     let mut pending = format!("petstore-pending 1\n{position} {started}\n").into_bytes();
     pending.extend_from_slice(&json);
     kv.set_many(&[
-        (format!("slot:{status}:{position}"), id.to_string().into_bytes()),
+        (
+            format!("slot:{status}:{position}"),
+            id.to_string().into_bytes(),
+        ),
         (format!("pet:{id}"), pending),
     ])
     .unwrap();

@@ -62,10 +62,11 @@ fn one_json_log_line_per_request_in_spins_log_file_never_the_query_or_key() {
             (line["method"].as_str(), line["status"].as_u64()),
             (Some("POST"), Some(201))
         );
-        // Two increments and one set-many. On DynamoDB, the store's first
-        // create: the sequences' read, the claim of layout v3 (`new`,
-        // `current`, `swap`), one increment, the pet.
-        let calls = if backend == Backend::Dynamo { 6 } else { 3 };
+        // Two increments and one set-many. On DynamoDB (lanes), the store's
+        // first create: the heads' read, the claim of `ctr:id` for the lanes
+        // (`new`, `current`, `swap`), the claim of lane 0's head (`new`,
+        // `current`, `swap`; it held no pet to store first).
+        let calls = if backend == Backend::Dynamo { 7 } else { 3 };
         assert_eq!(line["kv_calls"], calls, "{backend:?}: a create's calls");
         let text = spin.log_text();
         for secret in [KEY, "wrong-secret", "cursor", "limit=5"] {
@@ -107,8 +108,8 @@ fn health_answers_without_a_key_on_every_backend() {
         let r = spin.probe("probe-1");
         assert_eq!(
             (r.status, r.body.as_str()),
-            (200, r#"{"status":"ok"}"#),
-            "{backend:?}"
+            (200, r#"{"status":"ok","layout":"none"}"#),
+            "{backend:?}: no create yet"
         );
         assert_eq!(r.header("cache-control"), Some("no-store"));
         // One read, and a second that checks the store is the declared one
@@ -184,6 +185,11 @@ fn each_misconfiguration_fails_the_requests_that_need_it_and_the_probe() {
             "dynamo",
             "'dynamo' is not one of spin, redis",
         ),
+        (
+            "catalogue_layout",
+            "lanes",
+            "'lanes' needs the aws_dynamo backend, not 'spin'",
+        ),
     ];
     let store = Store::new(Backend::Sqlite);
     for (name, value, cause) in cases {
@@ -204,16 +210,16 @@ fn each_misconfiguration_fails_the_requests_that_need_it_and_the_probe() {
             }
         }
         // What does not need the variable is answered as usual: pages need
-        // all but the lease and CORS (they read the backend declared),
-        // getPet needs only the key.
+        // all but the lease, CORS and the layout (they read the backend
+        // declared, and the store's layout from the store); getPet needs
+        // only the key, and the backend when no pet is stored at that id
+        // (a lanes store holds its newest pets in its heads).
         if !["api_key", "key_value_backend"].contains(&name) {
             assert_eq!(
                 s.get("/v1/pets").status,
                 200,
                 "{name}: not needed, not read"
             );
-        }
-        if name != "api_key" {
             assert_eq!(s.get("/v1/pets/1").status, 404, "{name}: not needed");
         }
         let health = s.send("GET", "/v1/health", None, &[], None);
@@ -232,6 +238,10 @@ fn requests_needing(api: &Api, name: &str) -> Vec<(String, Reply)> {
             let without_key = api.send("GET", "/v1/pets", None, &[(ID, &a)], None);
             let with_key = api.get_with("/v1/pets", &[(ID, &b)]);
             vec![(a, without_key), (b, with_key)]
+        }
+        "catalogue_layout" => {
+            let create = api.post_with(r#"{"name":"a","categoryId":1}"#, &[(ID, &a)]);
+            vec![(a, create)]
         }
         "idempotency_lease_ms" => {
             let body = r#"{"name":"a","categoryId":1}"#;

@@ -64,6 +64,9 @@ fn after_a_redis_outage_the_instance_stays_wedged_and_a_new_one_answers() {
     let fresh = store.start();
     let r = health(&Api::with_timeout(fresh.api.base.clone(), timeout))
         .expect("a new instance answers within the probe's timeout");
-    assert_eq!((r.status, r.body.as_str()), (200, r#"{"status":"ok"}"#));
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (200, r#"{"status":"ok","layout":"none"}"#)
+    );
     fresh.api.create("after", "sold");
 }
