@@ -14,4 +14,5 @@ mod instances;
 mod operations;
 mod outage;
 mod reference;
+mod sync;
 mod walks;

@@ -1,0 +1,109 @@
+//! A client that keeps a copy of the catalogue in sync, on real `spin up`:
+//! it walks the list once, then every 50 ms requests the last page it
+//! reached again (docs/decisions.md, "Syncing a copy"), while 32 and then
+//! 64 clients create through two instances of one store, on each backend.
+//! It is shown every acknowledged pet (a 201) exactly once, in the
+//! unfiltered list and in the list of its status.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use petstore_e2e::client::{fan_out, Api, STATUSES};
+use petstore_e2e::stores::{Backend, Store};
+use petstore_testkit::Follower;
+
+use crate::concurrency::status_of;
+
+/// Pets each run creates, spread over its clients.
+const CREATES: usize = 640;
+
+/// What the followers' clients were told: the ids of every 201, and of the
+/// `sold` ones.
+#[derive(Default)]
+struct Acknowledged {
+    all: BTreeSet<i64>,
+    sold: BTreeSet<i64>,
+}
+
+#[test]
+fn a_follower_is_shown_every_acknowledged_pet_once_while_32_and_64_clients_create() {
+    for backend in Backend::SPIN {
+        let store = Store::new(backend);
+        store.preload(300, status_of);
+        let (a, b) = (store.start(), store.start());
+        let apis = [a.api.clone(), b.api.clone()];
+        let mut followers = [
+            Follower::new("/v1/pets?limit=50"),
+            Follower::new("/v1/pets?limit=20&status=sold"),
+        ];
+        for follower in &mut followers {
+            follower.poll(&apis[0]);
+        }
+        let acknowledged = Arc::new(Mutex::new(Acknowledged {
+            all: (1..=300).collect(),
+            sold: (1..=300).filter(|n| n % 3 == 2).collect(),
+        }));
+        for clients in [32, 64] {
+            let creating = Arc::new(AtomicBool::new(true));
+            let polling = follow(&apis, followers, creating.clone());
+            let (made, apis_c) = (acknowledged.clone(), apis.clone());
+            let statuses = fan_out(clients, CREATES, move |i| {
+                let status = STATUSES[i % 3];
+                let r = apis_c[i % 2].post(&format!(
+                    r#"{{"name":"s{clients}-{i}","categoryId":1,"status":"{status}"}}"#
+                ));
+                if r.status == 201 {
+                    let mut made = made.lock().unwrap();
+                    made.all.insert(r.created_id());
+                    if status == "sold" {
+                        made.sold.insert(r.created_id());
+                    }
+                }
+                r.status
+            });
+            creating.store(false, Ordering::SeqCst);
+            followers = polling.join().expect("the follower");
+            let answered = statuses.iter().filter(|s| **s == 201).count();
+            assert!(
+                answered * 10 >= CREATES * 9,
+                "{backend:?}, {clients} clients: {statuses:?}"
+            );
+            let made = acknowledged.lock().unwrap();
+            let context = format!("{backend:?}, {clients} clients creating");
+            followers[0].assert_saw_exactly(&made.all, &format!("{context}: all"));
+            followers[1].assert_saw_exactly(&made.sold, &format!("{context}: sold"));
+            eprintln!(
+                "{context}: {} pets acknowledged, the followers made {} and {} requests",
+                made.all.len(),
+                followers[0].requests,
+                followers[1].requests
+            );
+        }
+    }
+}
+
+/// The followers poll every 50 ms, through each instance in turn, while
+/// `creating`; then once more, after the last create answered.
+fn follow(
+    apis: &[Api; 2],
+    mut followers: [Follower; 2],
+    creating: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<[Follower; 2]> {
+    let apis = apis.clone();
+    std::thread::spawn(move || {
+        let mut turn = 0;
+        loop {
+            let last = !creating.load(Ordering::SeqCst);
+            for follower in &mut followers {
+                follower.poll(&apis[turn % 2]);
+            }
+            turn += 1;
+            if last {
+                return followers;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    })
+}
