@@ -33,7 +33,7 @@ pub enum Backend {
     Redis,
     /// Spin's DynamoDB: counters are decimal text; a compare-and-swap is
     /// conditioned on what `current` saw, its absence included (an atomic
-    /// put-if-absent), as [`Backend::Memory`]'s is.
+    /// put-if-absent), as [`Backend::Memory`]'s is; an empty key is refused.
     Dynamo,
 }
 
@@ -321,6 +321,10 @@ impl KvStore for MemStore {
         let fault = self.enter(Op::Get(key.into()), 1);
         if matches!(fault, Some(Fault::Fail(_))) {
             return Err(failed("get"));
+        }
+        if key.is_empty() && self.0.borrow().backend == Backend::Dynamo {
+            // DynamoDB refuses an empty partition key.
+            return Err(StoreError("ValidationException: an empty key".into()));
         }
         let mut inner = self.0.borrow_mut();
         let value = inner.data.get(key).map(|(_, v)| v.clone());
