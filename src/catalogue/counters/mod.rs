@@ -58,10 +58,10 @@ pub fn create<S: KvStore>(
     Ok(pet)
 }
 
-/// `increment ctr:id` → id; `increment ctr:{status}` → position. The first
-/// failure of the first that does not look like DynamoDB's lost race reads
-/// `ctr:id`: a store of the lanes layout (whose mark no `increment` parses)
-/// is this instance's misconfiguration, not an outage to retry.
+/// `increment ctr:id` → id; `increment ctr:{status}` → position. A failure
+/// of the first that does not look like DynamoDB's lost race reads `ctr:id`
+/// (once it can): a store of the lanes layout (whose mark no `increment`
+/// parses) is this instance's misconfiguration, not an outage to retry.
 pub fn reserve<S: KvStore>(
     store: &Retrying<'_, S>,
     status: PetStatus,
@@ -72,11 +72,13 @@ pub fn reserve<S: KvStore>(
         match store.inner().increment(ID_COUNTER, 1) {
             Ok(id) => break id,
             Err(e) => {
+                // Looked at until one read of it succeeds.
                 if !looked && !shows_dynamodb(&e) {
-                    looked = true;
-                    let word = store.inner().get(ID_COUNTER).ok().flatten();
-                    if let Ok(StoreLayout::Lanes(_)) = StoreLayout::of(word.as_deref()) {
-                        return Err(not_this_layout(LayoutName::Lanes, LayoutName::Counters));
+                    if let Ok(word) = store.inner().get(ID_COUNTER) {
+                        looked = true;
+                        if let Ok(StoreLayout::Lanes(_)) = StoreLayout::of(word.as_deref()) {
+                            return Err(not_this_layout(LayoutName::Lanes, LayoutName::Counters));
+                        }
                     }
                 }
                 store.learn(&e, &mut backoff);

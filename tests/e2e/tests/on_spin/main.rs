@@ -11,6 +11,7 @@ mod dynamo;
 mod edge;
 mod idempotency;
 mod instances;
+mod moving;
 mod operations;
 mod outage;
 mod reference;
