@@ -10,6 +10,7 @@
 pub mod client;
 pub mod dynamo;
 pub mod line;
+pub mod release;
 pub mod scratch;
 pub mod spin;
 pub mod stores;

@@ -167,6 +167,26 @@ impl Store {
         launch
     }
 
+    /// Another manifest (an earlier release's) on this store, with the
+    /// variables every release has: the keys, and the backend declared.
+    pub fn launch_release(&self, manifest: &std::path::Path) -> Launch {
+        let mut launch = Launch::petstore(&self.state_dir(), self.runtime_config().as_deref())
+            .manifest(manifest);
+        if self.declared && self.backend != Backend::Sqlite {
+            let declared = match self.backend {
+                Backend::Dynamo => "aws_dynamo",
+                _ => "redis",
+            };
+            launch = launch.variable("key_value_backend", declared);
+        }
+        if self.backend == Backend::Dynamo {
+            for (name, value) in dynamo::local().environment() {
+                launch = launch.env(name, &value);
+            }
+        }
+        launch
+    }
+
     /// The petstore on this store, serving.
     pub fn start(&self) -> SpinUp {
         self.launch().start()

@@ -15,5 +15,6 @@ mod moving;
 mod operations;
 mod outage;
 mod reference;
+mod releases;
 mod sync;
 mod walks;

@@ -1,0 +1,76 @@
+//! An earlier release of the API component, built from the history of
+//! `main` (`git archive` of its commit into `target/releases/`, then its own
+//! `cargo build`), and a manifest that serves it alone: to run it beside
+//! this release on one store, as a rolling upgrade or a rollback does.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use crate::workspace;
+
+/// The commit "Release 1.2.0" on `main`.
+pub const RELEASE_1_2_0: &str = "da6c5ef951983553acdfa133dd61cad5939b20c3";
+
+/// The manifest of release 1.2.0's API component, built once per test run
+/// (and kept in `target/releases/` across runs).
+pub fn release_1_2_0() -> PathBuf {
+    static MANIFEST: OnceLock<PathBuf> = OnceLock::new();
+    MANIFEST
+        .get_or_init(|| build(RELEASE_1_2_0, "1.2.0"))
+        .clone()
+}
+
+fn build(commit: &str, version: &str) -> PathBuf {
+    let root = workspace().join("target/releases");
+    let tree = root.join(version);
+    if !tree.join("Cargo.toml").exists() {
+        std::fs::create_dir_all(&tree).expect("target/releases");
+        let archive = Command::new("git")
+            .current_dir(workspace())
+            .args(["archive", "--format=tar", commit])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("git archive");
+        let unpacked = Command::new("tar")
+            .arg("-x")
+            .arg("-C")
+            .arg(&tree)
+            .stdin(archive.stdout.expect("its output"))
+            .status()
+            .expect("tar");
+        assert!(unpacked.success(), "unpacking release {version} ({commit})");
+    }
+    let built = Command::new("cargo")
+        .current_dir(&tree)
+        .args([
+            "build",
+            "--quiet",
+            "--target",
+            "wasm32-wasip1",
+            "--release",
+            "-p",
+            "petstore",
+        ])
+        .env("CARGO_TARGET_DIR", root.join("target"))
+        .status()
+        .expect("cargo build");
+    assert!(built.success(), "building release {version}");
+    let wasm = root.join("target/wasm32-wasip1/release/petstore.wasm");
+    // Its manifest's API part: its variables, its route, its component.
+    let manifest = format!(
+        "spin_manifest_version = 2\n\n[application]\nname = \"petstore\"\nversion = \"{version}\"\n\n\
+         [variables]\napi_key = {{ required = true, secret = true }}\n\
+         idempotency_lease_ms = {{ default = \"10000\" }}\ncors_origins = {{ default = \"\" }}\n\
+         key_value_backend = {{ default = \"spin\" }}\n\n\
+         [[trigger.http]]\nroute = \"/v1/...\"\ncomponent = \"petstore\"\n\n\
+         [component.petstore]\nsource = \"{}\"\nallowed_outbound_hosts = []\nkey_value_stores = [\"default\"]\n\n\
+         [component.petstore.variables]\napi_key = \"{{{{ api_key }}}}\"\n\
+         idempotency_lease_ms = \"{{{{ idempotency_lease_ms }}}}\"\ncors_origins = \"{{{{ cors_origins }}}}\"\n\
+         key_value_backend = \"{{{{ key_value_backend }}}}\"\n",
+        wasm.display()
+    );
+    let path = tree.join("spin-api.toml");
+    std::fs::write(&path, manifest).expect("the manifest");
+    path
+}
