@@ -26,7 +26,7 @@ fn build(commit: &str, version: &str) -> PathBuf {
     let tree = root.join(version);
     if !tree.join("Cargo.toml").exists() {
         std::fs::create_dir_all(&tree).expect("target/releases");
-        let archive = Command::new("git")
+        let mut archive = Command::new("git")
             .current_dir(workspace())
             .args(["archive", "--format=tar", commit])
             .stdout(Stdio::piped())
@@ -36,10 +36,14 @@ fn build(commit: &str, version: &str) -> PathBuf {
             .arg("-x")
             .arg("-C")
             .arg(&tree)
-            .stdin(archive.stdout.expect("its output"))
+            .stdin(archive.stdout.take().expect("its output"))
             .status()
             .expect("tar");
-        assert!(unpacked.success(), "unpacking release {version} ({commit})");
+        let archived = archive.wait().expect("git archive");
+        assert!(
+            archived.success() && unpacked.success(),
+            "unpacking release {version} ({commit})"
+        );
     }
     let built = Command::new("cargo")
         .current_dir(&tree)
