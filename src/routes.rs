@@ -368,7 +368,7 @@ fn get_pet<S: KvStore>(
         .ok_or_else(not_found)?;
     let reads = || Ok(config.key_value_backend()?.reads());
     let pet = catalogue::get_pet(store, id, &reads)?.ok_or_else(not_found)?;
-    let ok = Response::json(StatusCode::OK, &pet);
+    let ok = Response::json_text(StatusCode::OK, pet.json().as_bytes().to_vec());
     Ok(conditional::respond(request, ok, PET_CACHE, &[]))
 }
 

@@ -65,7 +65,13 @@ struct SpinHost;
 
 impl Platform for SpinHost {
     fn variable(&self, name: &str) -> Result<String, String> {
-        spin_sdk::variables::get(name).map_err(|e| e.to_string())
+        use bindings::fermyon::spin::variables::{get, Error};
+        get(name).map_err(|e| match e {
+            Error::InvalidName(m) => format!("invalid name: {m}"),
+            Error::Undefined(m) => format!("undefined: {m}"),
+            Error::Provider(m) => format!("provider: {m}"),
+            Error::Other(m) => m,
+        })
     }
 
     /// `wasi:clocks/wall-clock`, in Unix milliseconds.

@@ -2,7 +2,7 @@
 //! `get-many` works (DynamoDB's `BatchGetItem`), its keys fetched ahead in
 //! batches, so that a page's round trips do not grow with the keys it reads.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::store::{KvStore, StoreError};
 
@@ -17,7 +17,7 @@ pub(super) struct Reader<'s, S: KvStore> {
     reads: Reads,
     /// What `get-many` answered, by key (`None`: the key does not exist);
     /// each taken once.
-    fetched: HashMap<String, Option<Vec<u8>>>,
+    fetched: BTreeMap<String, Option<Vec<u8>>>,
 }
 
 impl<'s, S: KvStore> Reader<'s, S> {
@@ -25,7 +25,7 @@ impl<'s, S: KvStore> Reader<'s, S> {
         Reader {
             store,
             reads,
-            fetched: HashMap::new(),
+            fetched: BTreeMap::new(),
         }
     }
 

@@ -90,15 +90,15 @@ pub fn get_pet<S: KvStore>(
     store: &S,
     id: i64,
     reads: &dyn Fn() -> Result<Reads, ApiError>,
-) -> Result<Option<Pet>, ApiError> {
+) -> Result<Option<Listed>, ApiError> {
     let key = pet_key(id);
     let stored = store.get(&key)?;
     if stored.is_some() || reads()? == Reads::OneByOne {
-        return PetRecord::of(&key, stored)?.pet(&key);
+        return PetRecord::of(&key, stored)?.listed(&key);
     }
     let head = head_key(lanes::lane_of(id));
     match Head::decode(&head, store.get(&head)?.as_deref())?.last {
-        Some(last) if last.id == id => record::decode_pet(&key, &last.json).map(Some),
+        Some(last) if last.id == id => record::listed(&key, last.json).map(Some),
         _ => Ok(None),
     }
 }

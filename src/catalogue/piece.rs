@@ -25,6 +25,19 @@ pub enum Stored {
     Unreadable(String),
 }
 
+/// Sorts `items` by `key`, stably, by insertion: what a page sorts (at most
+/// a few hundred pets, nearly in order already) needs no more, and std's
+/// sorts cost about 4 KB of code for each type they sort.
+pub fn sort_by_key<T>(items: &mut [T], key: impl Fn(&T) -> i64) {
+    for i in 1..items.len() {
+        let mut j = i;
+        while j > 0 && key(&items[j - 1]) > key(&items[j]) {
+            items.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
 /// The first `\n` at or after `b[from]` (`memchr`: a word at a time; the
 /// lines are mostly JSON text, and this search is most of reading a piece).
 fn newline(b: &[u8], from: usize) -> Option<usize> {
@@ -92,7 +105,7 @@ impl Piece {
         }
         // Written in ascending position; anything else is put in order.
         if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
-            entries.sort_by_key(|(position, _)| *position);
+            sort_by_key(&mut entries, |(position, _)| *position);
             entries.dedup_by_key(|(position, _)| *position);
         }
         Ok(Piece { entries })
@@ -136,7 +149,7 @@ impl Piece {
     /// Adds what the truth gave for positions it did not hold.
     pub fn add(&mut self, added: Vec<(i64, Listed)>) {
         self.entries.extend(added);
-        self.entries.sort_by_key(|(position, _)| *position);
+        sort_by_key(&mut self.entries, |(position, _)| *position);
         self.entries.dedup_by_key(|(position, _)| *position);
     }
 }

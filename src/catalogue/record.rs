@@ -5,6 +5,8 @@
 use crate::errors::ApiError;
 use crate::model::Pet;
 
+use super::listed::Listed;
+
 use super::pending::{Pending, PENDING_HEADER};
 
 /// What `pet:{id}` holds.
@@ -65,19 +67,19 @@ impl PetRecord {
         })
     }
 
-    /// The pet, if the record is one (committed).
-    pub fn pet(self, key: &str) -> Result<Option<Pet>, ApiError> {
+    /// The pet's JSON, if the record is one (committed), checked.
+    pub fn listed(self, key: &str) -> Result<Option<Listed>, ApiError> {
         match self {
             PetRecord::Absent | PetRecord::Pending(_) => Ok(None),
-            PetRecord::Committed { json, .. } => decode_pet(key, &json).map(Some),
+            PetRecord::Committed { json, .. } => listed(key, json).map(Some),
         }
     }
 }
 
-/// A pet's stored JSON, decoded.
-pub fn decode_pet(key: &str, json: &[u8]) -> Result<Pet, ApiError> {
-    serde_json::from_slice(json)
-        .map_err(|e| ApiError::Internal(format!("stored value '{key}' is unreadable: {e}")))
+/// A pet's stored JSON as a list holds it; an error if it is not one.
+pub fn listed(key: &str, json: Vec<u8>) -> Result<Listed, ApiError> {
+    Listed::from_json(json)
+        .ok_or_else(|| ApiError::Internal(format!("stored value '{key}' is unreadable")))
 }
 
 #[cfg(test)]
@@ -103,7 +105,13 @@ mod tests {
                 nonce: Some(0xabc)
             }
         );
-        assert_eq!(lanes.pet("pet:3").unwrap().unwrap().id, 3);
+        let listed = lanes.listed("pet:3").unwrap().unwrap();
+        assert_eq!(
+            (listed.id, listed.status()),
+            (3, Some(crate::model::PetStatus::Sold))
+        );
+        let corrupt = PetRecord::of("pet:3", Some(b"{oops".to_vec())).unwrap();
+        assert!(corrupt.listed("pet:3").is_err());
         assert!(PetRecord::of("pet:3", Some(b"petstore-pet 1 zz\n{}".to_vec())).is_err());
         assert_eq!(PetRecord::of("pet:3", None).unwrap(), PetRecord::Absent);
     }

@@ -2,8 +2,8 @@
 //! `categoryId` that is a whole int64 (`7.0` is 7), and a status, or the
 //! `invalid_body` error that names the field.
 
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 
 use super::pet::{Pet, PetStatus, MAX_NAME_CHARS};
 use crate::errors::ApiError;
@@ -13,9 +13,10 @@ use crate::errors::ApiError;
 pub struct PetName(String);
 
 impl PetName {
-    pub fn parse(value: &Value) -> Result<PetName, ApiError> {
+    /// The JSON value of `name`.
+    pub fn parse(value: &RawValue) -> Result<PetName, ApiError> {
         let invalid = |m: &str| Err(ApiError::InvalidBody(format!("field 'name' {m}")));
-        let Value::String(s) = value else {
+        let Ok(s) = serde_json::from_str::<String>(value.get()) else {
             return invalid("must be a string");
         };
         if s.trim().is_empty() {
@@ -24,7 +25,7 @@ impl PetName {
         if s.chars().count() > MAX_NAME_CHARS {
             return invalid(&format!("must be at most {MAX_NAME_CHARS} characters"));
         }
-        Ok(PetName(s.clone()))
+        Ok(PetName(s))
     }
 
     pub fn as_str(&self) -> &str {
@@ -38,6 +39,36 @@ pub struct NewPet {
     pub name: PetName,
     pub category_id: i64,
     pub status: PetStatus,
+}
+
+/// The body's members this API reads, each as the JSON text it was sent as
+/// (`null` included); any other member is ignored. Read in one pass, with
+/// no tree of the whole body.
+#[derive(Deserialize)]
+struct Body<'a> {
+    #[serde(default, borrow)]
+    name: Member<'a>,
+    #[serde(rename = "categoryId", default, borrow)]
+    category_id: Member<'a>,
+    #[serde(default, borrow)]
+    status: Member<'a>,
+}
+
+/// A member's JSON text, if the body has the member (a `null` is text too).
+#[derive(Default)]
+struct Member<'a>(Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(d).map(|raw| Member(Some(raw)))
+    }
+}
+
+impl<'a> Member<'a> {
+    fn required(self, name: &str) -> Result<&'a RawValue, ApiError> {
+        self.0
+            .ok_or_else(|| ApiError::InvalidBody(format!("field '{name}' is required")))
+    }
 }
 
 impl NewPet {
@@ -54,28 +85,40 @@ impl NewPet {
     /// Parses a request body. Unknown fields and a client-sent `id` are ignored;
     /// an omitted `status` is `available`. The message names the offending field.
     pub fn from_json(body: &[u8]) -> Result<NewPet, ApiError> {
-        let value: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::InvalidBody(format!("the body is not valid JSON: {e}")))?;
-        let Value::Object(fields) = value else {
+        // (A struct would also take a JSON array of its members, in order.)
+        let object = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        let fields: Body = serde_json::from_slice(body).map_err(|e| {
+            ApiError::InvalidBody(match e.classify() {
+                serde_json::error::Category::Data if e.to_string().contains("duplicate") => {
+                    format!("the body names a field twice: {e}")
+                }
+                serde_json::error::Category::Data => "the body must be a JSON object".into(),
+                _ => format!("the body is not valid JSON: {e}"),
+            })
+        })?;
+        if !object {
             return Err(ApiError::InvalidBody(
                 "the body must be a JSON object".into(),
             ));
-        };
-        let name = PetName::parse(required(&fields, "name")?)?;
-        required(&fields, "categoryId")?;
-        let category_id = category_id(body).ok_or_else(|| {
+        }
+        let name = PetName::parse(fields.name.required("name")?)?;
+        let raw = fields.category_id.required("categoryId")?;
+        let category_id = category_id(raw.get()).ok_or_else(|| {
             ApiError::InvalidBody(
                 "field 'categoryId' must be an integer in the int64 range, without exponent or fraction"
                     .into(),
             )
         })?;
-        let status = match fields.get("status") {
+        let status = match fields.status.0 {
             None => PetStatus::Available,
-            Some(v) => v.as_str().and_then(PetStatus::parse).ok_or_else(|| {
-                ApiError::InvalidBody(
-                    "field 'status' must be one of 'available', 'pending', 'sold'".into(),
-                )
-            })?,
+            Some(raw) => serde_json::from_str::<&str>(raw.get())
+                .ok()
+                .and_then(PetStatus::parse)
+                .ok_or_else(|| {
+                    ApiError::InvalidBody(
+                        "field 'status' must be one of 'available', 'pending', 'sold'".into(),
+                    )
+                })?,
         };
         Ok(NewPet {
             name,
@@ -88,16 +131,7 @@ impl NewPet {
 /// `categoryId` as written in the body: an integer literal, optionally with
 /// a fraction of zeros (`7.0` is the integer 7 in the OpenAPI 3.1 document's
 /// JSON Schema dialect). `1.5`, `1e3`, `"7"` and values outside int64 are not.
-fn category_id(body: &[u8]) -> Option<i64> {
-    #[derive(Deserialize)]
-    struct Lexical<'a> {
-        #[serde(rename = "categoryId", borrow)]
-        category_id: &'a serde_json::value::RawValue,
-    }
-    let raw = serde_json::from_slice::<Lexical>(body)
-        .ok()?
-        .category_id
-        .get();
+fn category_id(raw: &str) -> Option<i64> {
     let (integer, fraction) = raw.split_once('.').unwrap_or((raw, ""));
     if !fraction.bytes().all(|b| b == b'0') || (raw.contains('.') && fraction.is_empty()) {
         return None;
@@ -107,12 +141,6 @@ fn category_id(body: &[u8]) -> Option<i64> {
         return None;
     }
     integer.parse().ok()
-}
-
-fn required<'a>(fields: &'a Map<String, Value>, name: &str) -> Result<&'a Value, ApiError> {
-    fields
-        .get(name)
-        .ok_or_else(|| ApiError::InvalidBody(format!("field '{name}' is required")))
 }
 
 #[cfg(test)]
@@ -153,6 +181,7 @@ mod tests {
         assert!(body_error("not json").contains("not valid JSON"));
         assert!(body_error("").contains("not valid JSON"));
         assert!(body_error("[1]").contains("JSON object"));
+        assert!(body_error(r#"{"name":"a","name":"b","categoryId":1}"#).contains("twice"));
         assert!(body_error("\"x\"").contains("JSON object"));
         assert!(body_error(r#"{"categoryId":1}"#).contains("'name' is required"));
         assert!(body_error(r#"{"name":"a"}"#).contains("'categoryId' is required"));

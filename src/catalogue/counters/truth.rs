@@ -9,7 +9,6 @@ use crate::store::KvStore;
 
 use crate::catalogue::ahead::BATCH_KEYS;
 use crate::catalogue::keys::{pet_key, piece_of, slot_key};
-use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::Piece;
 use crate::catalogue::record::PetRecord;
 
@@ -111,11 +110,11 @@ impl<S: KvStore> Walk<'_, '_, '_, S> {
             }
             record => {
                 let pet = record
-                    .pet(&key)?
+                    .listed(&key)?
                     .ok_or_else(|| ApiError::Internal(key.clone()))?;
                 match status {
-                    Some(s) if s != pet.status => Truth::Dead,
-                    _ => Truth::Pet(Listed::of(&pet)?),
+                    Some(s) if pet.status() != Some(s) => Truth::Dead,
+                    _ => Truth::Pet(pet),
                 }
             }
         })

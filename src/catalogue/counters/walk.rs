@@ -3,7 +3,7 @@
 //! positions whose create has not finished, and writing back a piece the
 //! truth added to.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::errors::ApiError;
 use crate::model::{ListName, MAX_CARRIED};
@@ -14,7 +14,7 @@ use crate::catalogue::keys::{
     FALLBACK_BUDGET, PIECE_LEN,
 };
 use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::{Piece, Stored};
+use crate::catalogue::piece::{sort_by_key, Piece, Stored};
 use crate::catalogue::Clock;
 
 /// What a position of a list holds.
@@ -118,7 +118,7 @@ pub fn page<S: crate::store::KvStore>(
         last: None,
         stopped: false,
         sealable: Vec::new(),
-        ahead: HashMap::new(),
+        ahead: BTreeMap::new(),
         repairs: Vec::new(),
     };
     walk.fetch_ahead()?;
@@ -139,7 +139,7 @@ pub fn page<S: crate::store::KvStore>(
         walk.recheck(carried_before)?;
         walk.seal_old()?;
     }
-    walk.part.pets.sort_by_key(|p| p.id);
+    sort_by_key(&mut walk.part.pets, |p| p.id);
     Ok(walk.part)
 }
 
@@ -160,7 +160,7 @@ pub(super) struct Walk<'w, 'r, 's, S: crate::store::KvStore> {
     /// Carried positions where nothing at all is stored yet.
     pub(super) sealable: Vec<i64>,
     /// Pieces fetched ahead (batched reads), decoded, by number.
-    ahead: HashMap<i64, Stored>,
+    ahead: BTreeMap<i64, Stored>,
     /// Pieces to write back: key, text, whether it was missing, entries added.
     repairs: Vec<(String, Vec<u8>, bool, usize)>,
 }

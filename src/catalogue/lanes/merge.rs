@@ -7,7 +7,7 @@
 //! lane's next id, reads what it lacks (pieces, then what the lanes stored)
 //! in batches, and the cursor keeps, per lane, how far it listed.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::errors::ApiError;
 use crate::model::{ListName, LANES};
@@ -108,7 +108,7 @@ struct Merge<'m, 's, S: KvStore> {
     next: [u64; LANES],
     from: [u64; LANES],
     /// Entries whose pet is known, by lane and index.
-    known: HashMap<(usize, u64), Listed>,
+    known: BTreeMap<(usize, u64), Listed>,
     /// Entries chosen for the page, in id order: lane, index, id.
     chosen: Vec<(usize, u64, i64)>,
     /// Entries whose pets the last batch asked for.
@@ -134,7 +134,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
             end: [0; LANES],
             next: [0; LANES],
             from,
-            known: HashMap::new(),
+            known: BTreeMap::new(),
             chosen: Vec::new(),
             asked: Vec::new(),
             blocked: false,

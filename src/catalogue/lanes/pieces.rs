@@ -4,7 +4,7 @@
 //! `2·block + 2` of every lane, by id; `ix3:{status}:{lane}:{k}` positions
 //! `32k + 1 … 32k + 32` of that status's pets in that lane.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{ListName, PetStatus};
 
@@ -29,7 +29,7 @@ pub fn piece_of(list: ListName, lane: usize, index: u64) -> String {
 pub struct Pieces {
     read: BTreeMap<String, Piece>,
     /// Keys read and found missing or unreadable (rebuilt, and said so).
-    rebuilt: HashSet<String>,
+    rebuilt: BTreeSet<String>,
     added: BTreeMap<String, Vec<(i64, Listed)>>,
     pub notes: Vec<String>,
 }

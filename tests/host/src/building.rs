@@ -1,5 +1,6 @@
 //! Building the workspace's components for wasm32-wasip1, as `spin build`
-//! does for this app.
+//! does for this app: `cargo build`, and the API module trimmed of type
+//! sections no import needs (`petstore_trim`, as `scripts/build-api` does).
 
 use std::path::Path;
 
@@ -21,5 +22,13 @@ pub fn build_wasm(dir: &Path, packages: &[&str]) -> Result<()> {
         status.success(),
         "building {packages:?} for wasm32-wasip1 failed"
     );
+    if packages.contains(&"petstore") {
+        let path = dir.join("target/wasm32-wasip1/release/petstore.wasm");
+        let module = std::fs::read(&path).context("reading the API module")?;
+        let trimmed = petstore_trim::trim(&module).context("not a core module")?;
+        if trimmed != module {
+            std::fs::write(&path, trimmed).context("writing the trimmed module")?;
+        }
+    }
     Ok(())
 }

@@ -72,7 +72,7 @@ impl Loaded {
     pub fn load(app: App) -> Result<Loaded> {
         let wasm = std::fs::read(&app.source).with_context(|| {
             format!(
-                "reading {} (build it: cargo build --target wasm32-wasip1 --release)",
+                "reading {} (build it: scripts/build-api)",
                 app.source.display()
             )
         })?;

@@ -21,7 +21,7 @@ const USAGE: &str =
                      [--fail-call N] [--lose-reply N] [--fault KIND:N] [--cas-failures K]
                      [--threads N] [--quiet]
 
-Serves the component of spin.toml (build it first: cargo build --target wasm32-wasip1 --release).
+Serves the component of spin.toml (build it first: scripts/build-api).
 Variables come from --variable or SPIN_VARIABLE_<NAME>, as with `spin up`.
 --backend picks the key-value store: memory (ideal, in memory; the default),
 sqlite (Spin's default backend on a real SQLite file: --store-file PATH, or a
