@@ -186,3 +186,60 @@ fn status_pages_are_full_at_any_share() {
         }
     }
 }
+
+/// The rounds of the 16 heads (`petstore-lane 1 <round> ...`).
+fn rounds(store: &MemStore) -> Vec<u64> {
+    (0..16)
+        .map(|k| match store.peek(&format!("lane:{k}")) {
+            Some(head) => String::from_utf8(head)
+                .unwrap()
+                .split(' ')
+                .nth(2)
+                .unwrap()
+                .parse()
+                .unwrap(),
+            None => 0,
+        })
+        .collect()
+}
+
+#[test]
+fn creates_that_read_the_heads_at_one_moment_keep_lanes_within_4_rounds() {
+    let store = MemStore::new(Backend::Dynamo);
+    let first = lanes_on(&store);
+    for i in 0..16 {
+        first.create("p", STATUSES[i % 3]);
+    }
+    // 24 creates read the heads at one moment and draw the same lane: each
+    // claims only after the next has read and claimed (a hook before its
+    // first claim runs the next create).
+    let racers: Vec<Api> = (0..24).map(|_| lanes_on(&store)).collect();
+    for racer in &racers {
+        racer.random.set([9; 16]);
+    }
+    let made = std::rc::Rc::new(std::cell::RefCell::new(BTreeSet::new()));
+    for racer in racers.into_iter().skip(1) {
+        let made = made.clone();
+        store.before(
+            |op| matches!(op, Op::CasBegin(k) if k.starts_with("lane:")),
+            move |_| {
+                let id = racer.create("r", "sold");
+                made.borrow_mut().insert(id);
+            },
+        );
+    }
+    let leader = lanes_on(&store);
+    leader.random.set([9; 16]);
+    let id = leader.create("r", "sold");
+    made.borrow_mut().insert(id);
+    let made = made.borrow().clone();
+    assert_eq!(made.len(), 24, "no id twice");
+    let rounds = rounds(&store);
+    let (fewest, most) = (rounds.iter().min().unwrap(), rounds.iter().max().unwrap());
+    assert!(most - fewest <= 4, "{rounds:?}");
+    // A create after them: at most 63 below the highest acknowledged.
+    let next = first.create("after", "sold");
+    assert!(made.last().unwrap() - next <= 63, "{next} after {made:?}");
+    let all: BTreeSet<i64> = (1..=16).chain(made).chain([next]).collect();
+    first.assert_consistent(&all, "after the stale claims");
+}

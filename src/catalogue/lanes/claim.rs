@@ -5,6 +5,7 @@
 use crate::errors::ApiError;
 use crate::model::NewPet;
 use crate::model::Pet;
+use crate::model::LANES;
 use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
@@ -18,27 +19,58 @@ use super::ids::Lanes;
 /// [`first_choice`] names, in another after a race lost. Four calls when
 /// nothing races: the heads' read (done by the caller), the head's
 /// compare-and-swap `current`, the store of the pet it held, the `swap`.
+/// A lane is claimed only while it is at most [`AHEAD`] rounds past the
+/// fewest the create read (rounds only grow, so that is at most the
+/// store's fewest): no lane ever runs more than `AHEAD + 1` rounds ahead of
+/// another. A race lost is another create's progress: the heads are read
+/// again (one `get-many`) and another lane tried at once, and only from
+/// the [`QUICK_TRIES`]th loss on after a wait of the retry policy's.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     lanes: &Lanes,
     new: NewPet,
 ) -> Result<Pet, ApiError> {
     let nonce = nonce(store.random());
-    let rounds = lanes.rounds();
+    let mut rounds = lanes.rounds();
     let mut lane = first_choice(&rounds, store.random());
     let mut backoff = store.backoff();
+    let mut tries = 0;
     loop {
+        tries += 1;
         let make = |id| claimed(&new, id, nonce);
-        if let Claim::Won(id) = claim(store, lanes, lane, None, nonce, &make)? {
-            return Ok(new.into_pet(id));
+        let ceiling = rounds.iter().copied().min().unwrap_or(0) + AHEAD;
+        match claim(store, lanes, lane, Want::Next { ceiling }, nonce, &make)? {
+            Claim::Won(id) => return Ok(new.into_pet(id)),
+            Claim::Lost => {}
         }
-        if !backoff.wait() {
-            return Err(ApiError::StoreUnavailable(StoreError(
-                "every lane tried was taken by creates at the same moment".into(),
-            )));
+        if tries >= QUICK_TRIES && !backoff.wait() {
+            return Err(ApiError::StoreUnavailable(StoreError(format!(
+                "{tries} lanes tried were each taken by creates at the same moment"
+            ))));
         }
+        // Others moved on: where every lane is now, so that the next
+        // choice and ceiling are not made on what has passed.
+        rounds = current_rounds(store)?;
         lane = other_choice(&rounds, lane, store.random());
     }
+}
+
+/// Lanes tried one after the other without a wait.
+const QUICK_TRIES: u32 = 4;
+
+/// The rounds of the 16 heads: one `get-many`.
+fn current_rounds<S: KvStore>(store: &Retrying<'_, S>) -> Result<[u64; LANES], ApiError> {
+    let keys: Vec<String> = Lanes::head_keys().collect();
+    let found = store.get_many(&keys)?;
+    let mut rounds = [0; LANES];
+    for (round, key) in rounds.iter_mut().zip(&keys) {
+        let value = found
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_slice());
+        *round = Head::decode(key, value)?.round;
+    }
+    Ok(rounds)
 }
 
 /// 64 random bits that name one create.
@@ -59,23 +91,37 @@ pub fn claimed(new: &NewPet, id: i64, nonce: u64) -> Result<Claimed, ApiError> {
     })
 }
 
+/// How far past the fewest rounds a lane may be claimed: lanes stay within
+/// 4 rounds of each other, so an id is at most 16 × 3 + 15 = 63 below one
+/// acknowledged before its create began (docs/decisions.md, "Ids").
+pub const AHEAD: u64 = 3;
+
+/// Which round a claim takes.
+#[derive(Debug, Clone, Copy)]
+pub enum Want {
+    /// The lane's next, unless the lane is past round `ceiling`.
+    Next { ceiling: u64 },
+    /// Exactly this one (a keyed create's intent), which must be the next.
+    Round(u64),
+}
+
 /// How a claim ended.
 pub enum Claim {
     /// The round, and so this id, is the create's.
     Won(i64),
-    /// The round went to another create.
+    /// The round went to another create, or the lane is past the ceiling.
     Lost,
 }
 
-/// Claims the next round of `lane` (or exactly `round`, which must then
-/// be the next) for the create named `nonce`: `current` of the head, the
-/// store of the pet it holds, the `swap`. A failed or conflicting swap is
-/// settled by reading back whose the round is.
+/// Claims the round `want` names of `lane` for the create named `nonce`:
+/// `current` of the head, the store of the pet it holds, the `swap`. A
+/// failed or conflicting swap is settled by reading back whose the round
+/// is.
 pub fn claim<S: KvStore>(
     store: &Retrying<'_, S>,
     lanes: &Lanes,
     lane: usize,
-    round: Option<u64>,
+    want: Want,
     nonce: u64,
     make: &dyn Fn(i64) -> Result<Claimed, ApiError>,
 ) -> Result<Claim, ApiError> {
@@ -94,14 +140,15 @@ pub fn claim<S: KvStore>(
         };
         let head = Head::decode(&key, current.as_deref())?;
         let next = head.round + 1;
-        match round {
-            Some(wanted) if wanted < next => {
+        match want {
+            Want::Next { ceiling } if head.round > ceiling => return Ok(Claim::Lost),
+            Want::Round(wanted) if wanted < next => {
                 return Ok(match pet_at(store, lane, wanted, lanes.id(lane, wanted))? {
                     Some((owner, _)) if owner == nonce => Claim::Won(lanes.id(lane, wanted)),
                     _ => Claim::Lost,
                 })
             }
-            Some(wanted) if wanted > next => {
+            Want::Round(wanted) if wanted > next => {
                 return Err(ApiError::Internal(format!(
                     "{key} is behind round {wanted}"
                 )))

@@ -131,20 +131,25 @@ pub fn first_choice(rounds: &[u64; LANES], random: [u8; 16]) -> usize {
 }
 
 /// The lane to try after losing `tried` to a create at the same moment:
-/// drawn among those with the fewest rounds but `tried`, else among all
-/// but `tried`.
+/// drawn among the others with the fewest rounds or one more.
 pub fn other_choice(rounds: &[u64; LANES], tried: usize, random: [u8; 16]) -> usize {
     draw(rounds, Some(tried), random)
 }
 
+/// A lane drawn among those (but `tried`) at most one round past the
+/// fewest: wide enough that creates at the same moment do not all meet in
+/// the one lane left behind, narrow enough to fill it soon.
 fn draw(rounds: &[u64; LANES], tried: Option<usize>, random: [u8; 16]) -> usize {
     let fewest = rounds.iter().copied().min().unwrap_or(0);
     let others = (0..LANES).filter(|k| Some(*k) != tried);
-    let even: Vec<usize> = others.clone().filter(|k| rounds[*k] == fewest).collect();
-    let pool: Vec<usize> = if even.is_empty() {
+    let near: Vec<usize> = others
+        .clone()
+        .filter(|k| rounds[*k] <= fewest + 1)
+        .collect();
+    let pool: Vec<usize> = if near.is_empty() {
         others.collect()
     } else {
-        even
+        near
     };
     let mut bits = [0u8; 8];
     bits.copy_from_slice(&random[8..]);
@@ -205,8 +210,8 @@ mod tests {
             rounds[k] += 1;
         }
         let mut rounds = [0u64; LANES];
-        rounds[0] = 1;
-        rounds[5] = 1;
+        rounds[0] = 2;
+        rounds[5] = 2;
         let drawn: std::collections::BTreeSet<usize> = (0..=255u8)
             .map(|b| first_choice(&rounds, [b; 16]))
             .collect();
@@ -214,12 +219,17 @@ mod tests {
             drawn.len() > 8 && drawn.iter().all(|k| rounds[*k] == 0),
             "{drawn:?}"
         );
-        let mut rounds = [2u64; LANES];
+        let mut rounds = [3u64; LANES];
         rounds[3] = 1;
         assert!(
             (0..=255u8).all(|b| first_choice(&rounds, [b; 16]) == 3),
-            "the laggard"
+            "the laggard, two rounds behind"
         );
+        rounds[3] = 2;
+        let drawn: std::collections::BTreeSet<usize> = (0..=255u8)
+            .map(|b| first_choice(&rounds, [b; 16]))
+            .collect();
+        assert!(drawn.len() > 8, "one round behind: {drawn:?}");
         assert!((0..=255u8).all(|b| other_choice(&rounds, 3, [b; 16]) != 3));
     }
 }

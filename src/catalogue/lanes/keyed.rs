@@ -12,11 +12,10 @@ use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
 use crate::catalogue::counters::keyed::{bound, follow, Followed};
-use crate::catalogue::keys::head_key;
 use crate::catalogue::{Created, Keyed};
 
-use super::claim::{claim, claimed, nonce, pet_at, Claim};
-use super::head::{first_choice, Head};
+use super::claim::{claim, claimed, nonce, pet_at, Claim, Want};
+use super::head::first_choice;
 use super::ids::Lanes;
 
 /// First words of an intent: `petstore-intent 1 <lane> <round> <id>
@@ -94,14 +93,14 @@ pub fn create<S: KvStore>(
             Record::Free => lead(store, keyed, lanes()?)?,
         };
         match store.cas_swap(cas, &intent.0.encode()) {
-            Ok(SwapReport::Swapped) => return finish(store, keyed, &intent.1, intent.0),
+            Ok(SwapReport::Swapped) => return finish(store, keyed, intent.1, lanes, intent.0),
             Ok(SwapReport::Conflict) => {}
             Err(e) => store.learn(&e, &mut backoff),
         }
         // Whatever the swap reported, what the record holds decides.
         match record(keyed, store.get(&keyed.record_key)?.as_deref())? {
             Record::Intent(held) if held == intent.0 => {
-                return finish(store, keyed, &intent.1, intent.0)
+                return finish(store, keyed, intent.1, lanes, intent.0)
             }
             Record::Intent(held) => return follow_intent(store, keyed, held, lanes),
             _ if backoff.wait() => {}
@@ -154,12 +153,14 @@ fn intent(
 }
 
 /// Claims the intent's round; when another create took it first, moves the
-/// intent to the next round of the lane (a compare-and-swap of the record
-/// from this intent) and claims that one.
+/// intent to the next round of the lane [`first_choice`] names in the heads
+/// read again (a compare-and-swap of the record from this intent), so that
+/// lanes stay as even as plain creates keep them, and claims that one.
 fn finish<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
-    lanes: &Lanes,
+    mut read: Lanes,
+    lanes: &dyn Fn() -> Result<Lanes, ApiError>,
     mut intent: Intent,
 ) -> Result<Created, ApiError> {
     let mut backoff = store.backoff();
@@ -167,14 +168,8 @@ fn finish<S: KvStore>(
         // The request's pet is the intent's (a follower checked it).
         let pet = claimed(&keyed.new, intent.id, intent.nonce)?;
         let make = |_| Ok(pet.clone());
-        if let Claim::Won(id) = claim(
-            store,
-            lanes,
-            intent.lane,
-            Some(intent.round),
-            intent.nonce,
-            &make,
-        )? {
+        let want = Want::Round(intent.round);
+        if let Claim::Won(id) = claim(store, &read, intent.lane, want, intent.nonce, &make)? {
             return Ok(Created::Pet(keyed.new.clone().into_pet(id)));
         }
         if !backoff.wait() {
@@ -182,22 +177,14 @@ fn finish<S: KvStore>(
                 "every round tried was taken by creates at the same moment".into(),
             )));
         }
-        let key = head_key(intent.lane);
-        let head = Head::decode(&key, store.get(&key)?.as_deref())?;
-        let moved = self::intent(
-            keyed,
-            lanes,
-            intent.lane,
-            head.round + 1,
-            intent.started_ms,
-            intent.nonce,
-        )?;
+        read = lanes()?;
+        let lane = first_choice(&read.rounds(), store.random());
+        let round = read.heads[lane].round + 1;
+        let moved = self::intent(keyed, &read, lane, round, intent.started_ms, intent.nonce)?;
         let (cas, current) = begin(store, &keyed.record_key)?;
         let swapped = match record(keyed, current.as_deref())? {
             Record::Intent(held) if held == intent => store.cas_swap(cas, &moved.encode()),
-            Record::Intent(held) => {
-                return follow_intent(store, keyed, held, &|| Ok(lanes.clone()))
-            }
+            Record::Intent(held) => return follow_intent(store, keyed, held, lanes),
             _ => {
                 return Err(ApiError::Internal(format!(
                     "{} lost its intent",
@@ -212,9 +199,7 @@ fn finish<S: KvStore>(
         match record(keyed, store.get(&keyed.record_key)?.as_deref())? {
             Record::Intent(held) if held == moved => intent = moved,
             Record::Intent(held) if held == intent => {}
-            Record::Intent(held) => {
-                return follow_intent(store, keyed, held, &|| Ok(lanes.clone()))
-            }
+            Record::Intent(held) => return follow_intent(store, keyed, held, lanes),
             _ => {
                 return Err(ApiError::Internal(format!(
                     "{} lost its intent",
@@ -247,7 +232,7 @@ fn follow_intent<S: KvStore>(
         }
     }
     keyed.within_lease(intent.started_ms)?;
-    finish(store, keyed, &lanes()?, intent)
+    finish(store, keyed, lanes()?, lanes, intent)
 }
 
 /// What the key's record holds.

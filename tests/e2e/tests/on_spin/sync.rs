@@ -5,7 +5,7 @@
 //! It is shown every acknowledged pet (a 201) exactly once, in the
 //! unfiltered list and in the list of its status. Also measured: how far
 //! below the highest id acknowledged before it was sent a create's id can
-//! be (counters: never; lanes: within a few rounds of the 16 lanes).
+//! be (counters: never; lanes: at most 63, as lanes stay within 4 rounds).
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -73,18 +73,19 @@ fn a_follower_is_shown_every_acknowledged_pet_once_while_32_and_64_clients_creat
             });
             creating.store(false, Ordering::SeqCst);
             followers = polling.join().expect("the follower");
+
             let answered = statuses.iter().filter(|s| **s == 201).count();
             // Ids follow the order of acknowledged creates: exactly with one
-            // counter; with 16 lanes within a few rounds of them.
+            // counter; with 16 lanes kept within 4 rounds, at most 63 below.
             let below = below.load(Ordering::SeqCst);
-            let bound = if store.layout == "lanes" { 4 * 16 } else { 0 };
+            let bound = if store.layout == "lanes" { 63 } else { 0 };
             assert!(
                 below <= bound,
                 "{backend:?}: an id {below} below one acknowledged before"
             );
             assert!(
-                answered * 10 >= CREATES * 9,
-                "{backend:?}, {clients} clients: {statuses:?}"
+                answered == CREATES,
+                "{backend:?}, {clients} clients: every create answered 201: {statuses:?}"
             );
             let made = acknowledged.lock().unwrap();
             let context = format!("{backend:?}, {clients} clients creating");
