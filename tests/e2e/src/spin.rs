@@ -73,6 +73,8 @@ pub struct Launch {
     state_dir: PathBuf,
     runtime_config: Option<PathBuf>,
     env: Vec<(String, String)>,
+    /// `--insecure`: `manifest` is a reference in a registry over HTTP.
+    insecure: bool,
 }
 
 impl Launch {
@@ -87,7 +89,16 @@ impl Launch {
             state_dir: state_dir.to_path_buf(),
             runtime_config: runtime_config.map(Path::to_path_buf),
             env: Vec::new(),
+            insecure: false,
         }
+    }
+
+    /// The application pushed to a local registry at this reference
+    /// (`spin up --from <reference> --insecure`), instead of `spin.toml`.
+    pub fn from_registry(mut self, reference: &str) -> Launch {
+        self.manifest = PathBuf::from(reference);
+        self.insecure = true;
+        self
     }
 
     /// Another manifest (the benchmarks' floor app, say).
@@ -139,6 +150,9 @@ impl Launch {
             .arg(&logs);
         if let Some(config) = &self.runtime_config {
             command.arg("--runtime-config-file").arg(config);
+        }
+        if self.insecure {
+            command.arg("--insecure");
         }
         for (name, value) in &self.variables {
             command.arg("--variable").arg(format!("{name}={value}"));

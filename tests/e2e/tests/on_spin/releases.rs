@@ -5,9 +5,12 @@
 //! the lanes' mark in `ctr:id`) and stores nothing, and this release still
 //! configured for counters answers 503 `misconfigured` to writes and says so
 //! in `/v1/health`. An instance asked for lanes on SQLite fails its probe.
+//! This release, pushed to an OCI registry as the deploy recipes pull it,
+//! serves the API and its reference page from there.
 
 use std::collections::BTreeSet;
 
+use petstore_e2e::registry::{release_version, Registry};
 use petstore_e2e::release::release_1_2_0;
 use petstore_e2e::stores::{Backend, Store};
 
@@ -81,4 +84,33 @@ fn lanes_on_a_store_that_is_not_dynamodb_fail_the_probe() {
         spin.api.post(PET).assert_error(500, "internal_error");
         assert_eq!(store.direct().key_count(), 0, "{backend:?}: nothing stored");
     }
+}
+
+#[test]
+fn the_release_pushed_to_a_registry_serves_the_api_and_its_reference_page() {
+    let registry = Registry::start();
+    let version = release_version();
+    let reference = registry.push("petstore", &version);
+    let store = Store::new(Backend::Dynamo);
+    let spin = store.launch().from_registry(&reference).start();
+    let api = &spin.api;
+    let id = api.create("Rex", "sold");
+    let pet = api.get(&format!("/v1/pets/{id}"));
+    assert_eq!(
+        (pet.status, pet.json()["name"].as_str()),
+        (200, Some("Rex"))
+    );
+    assert_eq!(api.walk("/v1/pets?status=sold"), vec![id]);
+    let health = spin.probe("probe").json();
+    assert_eq!(health["layout"], "lanes", "{health}");
+    let document = api.get("/v1/openapi.json");
+    assert_eq!(document.status, 200);
+    assert!(document.json()["paths"]["/pets"].is_object());
+    let page = api.send("GET", "/docs", None, &[], None);
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("swagger-ui-bundle.js"), "{}", page.body);
+    let bundle = api.send("GET", "/docs/viewer/swagger-ui-bundle.js", None, &[], None);
+    assert_eq!(bundle.status, 200);
+    assert!(bundle.body.len() > 1_000_000, "{} bytes", bundle.body.len());
+    assert_eq!(store.handed_out_ids(), BTreeSet::from([id]));
 }
