@@ -94,9 +94,17 @@ fn instances_that_write_counters_cannot_write_a_moved_store() {
     assert_error(&old.post_keyed("k", REX), 503, "misconfigured");
     assert_eq!(store.keys(), keys, "nothing stored: a key is claimed last");
     assert_error(&old.handle_health().response, 503, "misconfigured");
+    // A keyed create made on a lanes instance, retried on one still set to
+    // counters (the client never had the answer): the key's record is an
+    // intent, which that instance cannot follow.
+    let lanes = instance(&store, "lanes");
+    let id = assert_created(&lanes.post_keyed("begun", REX));
+    let keys = store.keys();
+    assert_error(&old.post_keyed("begun", REX), 503, "misconfigured");
+    assert_eq!(store.keys(), keys, "nothing stored");
     // Reads stay right: pages read the store's own layout.
     let mut expected = ids.clone();
-    expected.insert(33);
+    expected.extend([33, id]);
     old.assert_consistent(&expected, "read by a counters instance");
     // A 1.2.0 instance increments `ctr:id`: the mark is no number, so its
     // `increment` fails (as DynamoDB's does: it parses the value).

@@ -26,6 +26,9 @@ pub const PIECE_PREFIX: &str = "ix2";
 
 /// Key prefix of the `Idempotency-Key` records.
 pub const RECORD_PREFIX: &str = "idem";
+/// First words of a record the lanes layout wrote (an intent); a counters
+/// record is a counter word.
+pub const INTENT_HEADER: &str = "petstore-intent 1 ";
 
 pub fn counter_key(list: ListName) -> String {
     match list {

@@ -16,7 +16,8 @@ use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
 use crate::catalogue::backend::{Batches, ClaimBy};
-use crate::catalogue::keys::{decode_counter, encode_counter_like};
+use crate::catalogue::keys::{decode_counter, encode_counter_like, INTENT_HEADER};
+use crate::catalogue::layout::{not_this_layout, LayoutName};
 use crate::catalogue::pending::Pending;
 use crate::catalogue::record::{encode_pet, PetRecord};
 use crate::catalogue::{Created, Keyed};
@@ -178,12 +179,17 @@ fn begin<S: KvStore>(store: &Retrying<'_, S>, key: &str) -> Result<Begun<S::Cas>
 }
 
 /// The id a word binds its key to: 0 if free (absent, where the word is
-/// claimed by put-if-absent).
+/// claimed by put-if-absent). A lanes intent there means the store moved
+/// to lanes (a client retried a create it began on a lanes instance):
+/// this instance's misconfiguration, answered as its creates are.
 pub fn bound(keyed: &Keyed, word: Option<&[u8]>) -> Result<i64, ApiError> {
     let unreadable =
         || ApiError::Internal(format!("stored value '{}' is unreadable", keyed.record_key));
     match word {
         None => Ok(0),
+        Some(bytes) if bytes.starts_with(INTENT_HEADER.as_bytes()) => {
+            Err(not_this_layout(LayoutName::Lanes, LayoutName::Counters))
+        }
         Some(bytes) => decode_counter(bytes)
             .filter(|id| *id >= 0)
             .ok_or_else(unreadable),

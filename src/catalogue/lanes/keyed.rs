@@ -12,15 +12,15 @@ use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
 use crate::catalogue::counters::keyed::{bound, follow, Followed};
+use crate::catalogue::keys::INTENT_HEADER;
 use crate::catalogue::{Created, Keyed};
 
 use super::claim::{claim, claimed, nonce, pet_at, Claim, Want};
 use super::head::first_choice;
 use super::ids::Lanes;
 
-/// First words of an intent: `petstore-intent 1 <lane> <round> <id>
-/// <started ms> <nonce>`, a newline, the pet's JSON.
-const INTENT_HEADER: &str = "petstore-intent 1 ";
+// An intent: [`INTENT_HEADER`], then `<lane> <round> <id> <started ms>
+// <nonce>`, a newline, the pet's JSON.
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Intent {

@@ -318,8 +318,18 @@ impl SpinUp {
 }
 
 impl Drop for SpinUp {
-    /// Kills `spin up` and its trigger process (their process group).
+    /// Kills `spin up` and its trigger process (their process group). When
+    /// a test fails, first prints the log lines of the answers that were
+    /// the server's fault (5xx but 503): the cause is there, not in the
+    /// client's body.
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            for line in self.log_lines() {
+                if line["status"].as_u64().is_some_and(|s| s >= 500 && s != 503) {
+                    eprintln!("spin log ({}): {line}", self.api.base);
+                }
+            }
+        }
         if let Ok(pid) = i32::try_from(self.child.id()) {
             // SAFETY: a plain system call on the group this launch created.
             unsafe {
