@@ -45,7 +45,7 @@ fn creates_one_at_a_time_get_1_2_3_and_each_is_four_calls() {
     assert_eq!(api.create("p", "sold"), 41);
     let ops = api.store.ops();
     assert!(
-        matches!(&ops[..], [Op::GetMany(_), Op::CasBegin(h), Op::SetMany(stored), Op::Swap(s)]
+        matches!(&ops[..], [Op::GetMany(_), Op::SetMany(stored), Op::CasBegin(h), Op::Swap(s)]
             if h == "lane:8" && s == "lane:8" && stored.contains(&"pet:25".to_string())),
         "{ops:?}"
     );

@@ -204,7 +204,7 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
                 counters::keyed::create(&store, keyed, self.backend.claim_by())
             }
             (LayoutName::Lanes, None) => {
-                lanes::create(&store, &self.lanes_for_create(&store)?, new).map(Created::Pet)
+                lanes::create(&store, self.lanes_for_create(&store)?, new).map(Created::Pet)
             }
             (LayoutName::Lanes, Some(keyed)) => {
                 lanes::keyed::create(&store, keyed, &|| self.lanes_for_create(&store))

@@ -5,29 +5,30 @@
 use crate::errors::ApiError;
 use crate::model::NewPet;
 use crate::model::Pet;
-use crate::model::LANES;
 use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
 use crate::catalogue::keys::{head_key, pet_key};
 use crate::catalogue::record::{encode_pet, PetRecord};
 
-use super::head::{first_choice, other_choice, Claimed, Head};
+use super::head::{first_choice, other_choice, Claimed, Head, AHEAD};
 use super::ids::Lanes;
 
 /// A create: the next round of a lane, tried first in the one
 /// [`first_choice`] names, in another after a race lost. Four calls when
-/// nothing races: the heads' read (done by the caller), the head's
-/// compare-and-swap `current`, the store of the pet it held, the `swap`.
+/// nothing races: the heads' read (done by the caller), the store of the
+/// pet the chosen head holds, the head's compare-and-swap `current`, the
+/// `swap`.
 /// A lane is claimed only while it is at most [`AHEAD`] rounds past the
 /// fewest the create read (rounds only grow, so that is at most the
 /// store's fewest): no lane ever runs more than `AHEAD + 1` rounds ahead of
-/// another. A race lost is another create's progress: the heads are read
-/// again (one `get-many`) and another lane tried at once, and only from
-/// the [`QUICK_TRIES`]th loss on after a wait of the retry policy's.
+/// another. A race lost is another create's progress: another lane is
+/// tried at once (after reading every head again if the lane lost was past
+/// the ceiling), and only from the [`QUICK_TRIES`]th loss on after a wait
+/// of the retry policy's.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
-    lanes: &Lanes,
+    mut lanes: Lanes,
     new: NewPet,
 ) -> Result<Pet, ApiError> {
     let nonce = nonce(store.random());
@@ -39,38 +40,34 @@ pub fn create<S: KvStore>(
         tries += 1;
         let make = |id| claimed(&new, id, nonce);
         let ceiling = rounds.iter().copied().min().unwrap_or(0) + AHEAD;
-        match claim(store, lanes, lane, Want::Next { ceiling }, nonce, &make)? {
+        let lost = match claim(store, &lanes, lane, Want::Next { ceiling }, nonce, &make)? {
             Claim::Won(id) => return Ok(new.into_pet(id)),
-            Claim::Lost => {}
-        }
+            Claim::Lost(lost) => lost,
+        };
         if tries >= QUICK_TRIES && !backoff.wait() {
             return Err(ApiError::StoreUnavailable(StoreError(format!(
                 "{tries} lanes tried were each taken by creates at the same moment"
             ))));
         }
-        // Others moved on: where every lane is now, so that the next
-        // choice and ceiling are not made on what has passed.
-        rounds = current_rounds(store)?;
+        // Where the lane is now; and where every lane is, when the choice
+        // and ceiling were made on what has passed.
+        if lost.stale {
+            lanes.heads = current_heads(store)?;
+        } else {
+            lanes.heads[lane] = lost.head;
+        }
+        rounds = lanes.rounds();
         lane = other_choice(&rounds, lane, store.random());
     }
 }
 
 /// Lanes tried one after the other without a wait.
-const QUICK_TRIES: u32 = 4;
+pub const QUICK_TRIES: u32 = 4;
 
-/// The rounds of the 16 heads: one `get-many`.
-fn current_rounds<S: KvStore>(store: &Retrying<'_, S>) -> Result<[u64; LANES], ApiError> {
+/// The 16 heads: one `get-many`.
+fn current_heads<S: KvStore>(store: &Retrying<'_, S>) -> Result<Vec<Head>, ApiError> {
     let keys: Vec<String> = Lanes::head_keys().collect();
-    let found = store.get_many(&keys)?;
-    let mut rounds = [0; LANES];
-    for (round, key) in rounds.iter_mut().zip(&keys) {
-        let value = found
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_slice());
-        *round = Head::decode(key, value)?.round;
-    }
-    Ok(rounds)
+    decode_heads(&keys, &store.get_many(&keys)?)
 }
 
 /// 64 random bits that name one create.
@@ -91,11 +88,6 @@ pub fn claimed(new: &NewPet, id: i64, nonce: u64) -> Result<Claimed, ApiError> {
     })
 }
 
-/// How far past the fewest rounds a lane may be claimed: lanes stay within
-/// 4 rounds of each other, so an id is at most 16 × 3 + 15 = 63 below one
-/// acknowledged before its create began (docs/decisions.md, "Ids").
-pub const AHEAD: u64 = 3;
-
 /// Which round a claim takes.
 #[derive(Debug, Clone, Copy)]
 pub enum Want {
@@ -109,14 +101,31 @@ pub enum Want {
 pub enum Claim {
     /// The round, and so this id, is the create's.
     Won(i64),
-    /// The round went to another create, or the lane is past the ceiling.
-    Lost,
+    Lost(Lost),
+}
+
+/// A round that went to another create, or a lane past the ceiling.
+pub struct Lost {
+    /// The lane's head as the claim last read it.
+    pub head: Head,
+    /// The lane is past the ceiling: the rounds the create chose by have
+    /// passed.
+    pub stale: bool,
+}
+
+impl Lost {
+    fn at(head: Head, stale: bool) -> Claim {
+        Claim::Lost(Lost { head, stale })
+    }
 }
 
 /// Claims the round `want` names of `lane` for the create named `nonce`:
-/// `current` of the head, the store of the pet it holds, the `swap`. A
-/// failed or conflicting swap is settled by reading back whose the round
-/// is.
+/// the store of the pet the head held when `lanes` read it, `current` of
+/// the head, the `swap` (and the store of the head's pet again, between the
+/// two, if the head has moved on since). Storing first keeps the time
+/// between `current` and `swap`, when another create's swap makes this one
+/// fail, to one round trip. A failed or conflicting swap is settled by
+/// reading back whose the round is.
 pub fn claim<S: KvStore>(
     store: &Retrying<'_, S>,
     lanes: &Lanes,
@@ -127,6 +136,18 @@ pub fn claim<S: KvStore>(
 ) -> Result<Claim, ApiError> {
     let key = head_key(lane);
     let mut backoff = store.backoff();
+    // The head's pet, stored where every earlier round is (the same bytes
+    // whoever writes them): the round whose pet is stored.
+    let read = &lanes.heads[lane];
+    let mut stored = None;
+    let worth = match want {
+        Want::Next { ceiling } => read.round <= ceiling,
+        Want::Round(wanted) => wanted == read.round + 1,
+    };
+    if let (true, Some(writes)) = (worth, read.stored(lane)) {
+        store.set_many(&writes)?;
+        stored = Some(read.round);
+    }
     loop {
         let (cas, current) = match store.cas_begin(&key) {
             Ok(begun) => begun,
@@ -141,11 +162,11 @@ pub fn claim<S: KvStore>(
         let head = Head::decode(&key, current.as_deref())?;
         let next = head.round + 1;
         match want {
-            Want::Next { ceiling } if head.round > ceiling => return Ok(Claim::Lost),
+            Want::Next { ceiling } if head.round > ceiling => return Ok(Lost::at(head, true)),
             Want::Round(wanted) if wanted < next => {
                 return Ok(match pet_at(store, lane, wanted, lanes.id(lane, wanted))? {
                     Some((owner, _)) if owner == nonce => Claim::Won(lanes.id(lane, wanted)),
-                    _ => Claim::Lost,
+                    _ => Lost::at(head, false),
                 })
             }
             Want::Round(wanted) if wanted > next => {
@@ -155,8 +176,11 @@ pub fn claim<S: KvStore>(
             }
             _ => {}
         }
-        if let Some(writes) = head.stored(lane) {
-            store.set_many(&writes)?;
+        if stored != Some(head.round) {
+            if let Some(writes) = head.stored(lane) {
+                store.set_many(&writes)?;
+            }
+            stored = Some(head.round);
         }
         let pet = make(lanes.id(lane, next))?;
         match store.cas_swap(cas, &head.next(pet.clone()).encode()) {
@@ -164,10 +188,12 @@ pub fn claim<S: KvStore>(
             Ok(SwapReport::Conflict) => {}
             Err(e) => store.learn(&e, &mut backoff),
         }
-        // Lost, or not known: what the store holds decides.
-        match pet_at(store, lane, next, pet.id)? {
+        // Lost, or not known (Spin's DynamoDB reports every failed swap,
+        // a lost reply too, as a conflict): what the store holds decides.
+        let (owner, head) = round_at(store, lane, next, pet.id)?;
+        match owner {
             Some((owner, _)) if owner == nonce => return Ok(Claim::Won(pet.id)),
-            Some(_) => return Ok(Claim::Lost),
+            Some(_) => return Ok(Lost::at(head, false)),
             None if backoff.wait() => {}
             None => {
                 return Err(ApiError::StoreUnavailable(StoreError(format!(
@@ -178,6 +204,10 @@ pub fn claim<S: KvStore>(
     }
 }
 
+/// Whose a round is: the nonce of the create that claimed it, and its
+/// pet's JSON.
+pub type Owner = (u64, Vec<u8>);
+
 /// The pet at `round` of `lane`, whose id is `id` (the nonce of the create
 /// that claimed it, and its JSON), or `None` if no create claimed that
 /// round yet: one `get-many` of the head and the stored pet.
@@ -186,22 +216,61 @@ pub fn pet_at<S: KvStore>(
     lane: usize,
     round: u64,
     id: i64,
-) -> Result<Option<(u64, Vec<u8>)>, ApiError> {
+) -> Result<Option<Owner>, ApiError> {
+    Ok(round_at(store, lane, round, id)?.0)
+}
+
+/// As [`pet_at`], with the lane's head as read.
+fn round_at<S: KvStore>(
+    store: &S,
+    lane: usize,
+    round: u64,
+    id: i64,
+) -> Result<(Option<Owner>, Head), ApiError> {
     let (key, pet) = (head_key(lane), pet_key(id));
     let mut found = store.get_many(&[key.clone(), pet.clone()])?;
-    let mut take = |k: &str| {
-        let at = found.iter().position(|(found, _)| found == k)?;
-        Some(found.swap_remove(at).1)
-    };
-    let (head_bytes, stored) = (take(&key), take(&pet));
-    let head = Head::decode(&key, head_bytes.as_deref())?;
+    let head = Head::decode(&key, take(&mut found, &key).as_deref())?;
+    let owner = owner(&head, round, &pet, take(&mut found, &pet))?;
+    Ok((owner, head))
+}
+
+/// The value of `key` among what a `get-many` found, taken out.
+fn take(found: &mut Vec<(String, Vec<u8>)>, key: &str) -> Option<Vec<u8>> {
+    let at = found.iter().position(|(k, _)| k == key)?;
+    Some(found.swap_remove(at).1)
+}
+
+/// The heads of `keys`, from what a `get-many` found.
+fn decode_heads(keys: &[String], found: &[(String, Vec<u8>)]) -> Result<Vec<Head>, ApiError> {
+    keys.iter()
+        .map(|key| {
+            let value = found
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_slice());
+            Head::decode(key, value)
+        })
+        .collect()
+}
+
+/// Whose `round` of the lane whose head is `head` is, given the pet stored
+/// at `pet` (`stored`).
+fn owner(
+    head: &Head,
+    round: u64,
+    pet: &str,
+    stored: Option<Vec<u8>>,
+) -> Result<Option<Owner>, ApiError> {
     if head.round < round {
         return Ok(None);
     }
     if head.round == round {
-        return Ok(head.last.map(|last| (last.nonce, last.json)));
+        return Ok(head
+            .last
+            .as_ref()
+            .map(|last| (last.nonce, last.json.clone())));
     }
-    match PetRecord::of(&pet, stored)? {
+    match PetRecord::of(pet, stored)? {
         PetRecord::Committed {
             json,
             nonce: Some(nonce),

@@ -130,30 +130,40 @@ pub fn first_choice(rounds: &[u64; LANES], random: [u8; 16]) -> usize {
     draw(rounds, None, random)
 }
 
-/// The lane to try after losing `tried` to a create at the same moment:
-/// drawn among the others with the fewest rounds or one more.
+/// The lane to try after losing `tried` to a create at the same moment,
+/// drawn as [`draw`] does among the others.
 pub fn other_choice(rounds: &[u64; LANES], tried: usize, random: [u8; 16]) -> usize {
     draw(rounds, Some(tried), random)
 }
 
-/// A lane drawn among those (but `tried`) at most one round past the
-/// fewest: wide enough that creates at the same moment do not all meet in
-/// the one lane left behind, narrow enough to fill it soon.
+/// How many rounds past the fewest a create may claim a lane: no lane runs
+/// more than `AHEAD + 1` rounds ahead of another, so an id is at most
+/// `16 × (AHEAD + 1) - 1` below one acknowledged before it.
+pub const AHEAD: u64 = 3;
+
+/// The fewer-rounds of two lanes drawn among those (but `tried`) at most
+/// [`AHEAD`] rounds past the fewest: creates at the same moment spread
+/// over many lanes instead of meeting in the few left behind, and the two
+/// choices still fill those first.
 fn draw(rounds: &[u64; LANES], tried: Option<usize>, random: [u8; 16]) -> usize {
     let fewest = rounds.iter().copied().min().unwrap_or(0);
-    let others = (0..LANES).filter(|k| Some(*k) != tried);
-    let near: Vec<usize> = others
-        .clone()
-        .filter(|k| rounds[*k] <= fewest + 1)
+    let pool: Vec<usize> = (0..LANES)
+        .filter(|k| Some(*k) != tried && rounds[*k] <= fewest + AHEAD)
         .collect();
-    let pool: Vec<usize> = if near.is_empty() {
-        others.collect()
-    } else {
-        near
+    if pool.is_empty() {
+        return 0;
+    }
+    let pick = |at: usize| {
+        let mut bits = [0u8; 4];
+        bits.copy_from_slice(&random[at..at + 4]);
+        pool[(u32::from_le_bytes(bits) as usize) % pool.len()]
     };
-    let mut bits = [0u8; 8];
-    bits.copy_from_slice(&random[8..]);
-    pool[(u64::from_le_bytes(bits) % pool.len() as u64) as usize]
+    let (a, b) = (pick(8), pick(12));
+    if rounds[b] < rounds[a] {
+        b
+    } else {
+        a
+    }
 }
 
 #[cfg(test)]
@@ -201,6 +211,23 @@ mod tests {
         }
     }
 
+    /// `n` random inputs, each different (a xorshift's words).
+    fn draw_bits(n: usize) -> Vec<[u8; 16]> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        (0..n)
+            .map(|_| {
+                let mut out = [0u8; 16];
+                for half in out.chunks_mut(8) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    half.copy_from_slice(&x.to_le_bytes());
+                }
+                out
+            })
+            .collect()
+    }
+
     #[test]
     fn one_at_a_time_creates_fill_the_lanes_in_turn_and_racing_ones_spread() {
         let mut rounds = [0u64; LANES];
@@ -209,27 +236,21 @@ mod tests {
             assert_eq!(k as u64, n % 16, "in turn");
             rounds[k] += 1;
         }
-        let mut rounds = [0u64; LANES];
-        rounds[0] = 2;
-        rounds[5] = 2;
-        let drawn: std::collections::BTreeSet<usize> = (0..=255u8)
-            .map(|b| first_choice(&rounds, [b; 16]))
-            .collect();
-        assert!(
-            drawn.len() > 8 && drawn.iter().all(|k| rounds[*k] == 0),
-            "{drawn:?}"
-        );
-        let mut rounds = [3u64; LANES];
-        rounds[3] = 1;
-        assert!(
-            (0..=255u8).all(|b| first_choice(&rounds, [b; 16]) == 3),
-            "the laggard, two rounds behind"
-        );
-        rounds[3] = 2;
-        let drawn: std::collections::BTreeSet<usize> = (0..=255u8)
-            .map(|b| first_choice(&rounds, [b; 16]))
-            .collect();
-        assert!(drawn.len() > 8, "one round behind: {drawn:?}");
-        assert!((0..=255u8).all(|b| other_choice(&rounds, 3, [b; 16]) != 3));
+        // Racing creates: lanes 0 and 5 two rounds ahead, 9 past the
+        // ceiling, 3 a round behind the rest.
+        let mut rounds = [1u64; LANES];
+        (rounds[0], rounds[5], rounds[9], rounds[3]) = (3, 3, 5, 0);
+        let mut drawn = [0usize; LANES];
+        for bits in draw_bits(4000) {
+            drawn[first_choice(&rounds, bits)] += 1;
+            let other = other_choice(&rounds, 3, bits);
+            assert!(other != 3 && rounds[other] <= AHEAD, "{other}");
+        }
+        assert_eq!(drawn[9], 0, "past the fewest + AHEAD: never");
+        let spread = drawn.iter().filter(|n| **n > 0).count();
+        assert!(spread >= 14, "spread over the lanes: {drawn:?}");
+        // Two choices: the lane behind drawn most, those ahead least.
+        let even = drawn[1];
+        assert!(2 * drawn[3] > 3 * even && 4 * drawn[0] < even, "{drawn:?}");
     }
 }

@@ -15,8 +15,8 @@ use crate::catalogue::counters::keyed::{bound, follow, Followed};
 use crate::catalogue::keys::INTENT_HEADER;
 use crate::catalogue::{Created, Keyed};
 
-use super::claim::{claim, claimed, nonce, pet_at, Claim, Want};
-use super::head::first_choice;
+use super::claim::{claim, claimed, nonce, pet_at, Claim, Want, QUICK_TRIES};
+use super::head::{first_choice, other_choice};
 use super::ids::Lanes;
 
 // An intent: [`INTENT_HEADER`], then `<lane> <round> <id> <started ms>
@@ -153,7 +153,7 @@ fn intent(
 }
 
 /// Claims the intent's round; when another create took it first, moves the
-/// intent to the next round of the lane [`first_choice`] names in the heads
+/// intent to the next round of the lane [`other_choice`] names in the heads
 /// read again (a compare-and-swap of the record from this intent), so that
 /// lanes stay as even as plain creates keep them, and claims that one.
 fn finish<S: KvStore>(
@@ -164,7 +164,9 @@ fn finish<S: KvStore>(
     mut intent: Intent,
 ) -> Result<Created, ApiError> {
     let mut backoff = store.backoff();
+    let mut tries = 0;
     loop {
+        tries += 1;
         // The request's pet is the intent's (a follower checked it).
         let pet = claimed(&keyed.new, intent.id, intent.nonce)?;
         let make = |_| Ok(pet.clone());
@@ -172,13 +174,13 @@ fn finish<S: KvStore>(
         if let Claim::Won(id) = claim(store, &read, intent.lane, want, intent.nonce, &make)? {
             return Ok(Created::Pet(keyed.new.clone().into_pet(id)));
         }
-        if !backoff.wait() {
+        if tries >= QUICK_TRIES && !backoff.wait() {
             return Err(ApiError::StoreUnavailable(StoreError(
                 "every round tried was taken by creates at the same moment".into(),
             )));
         }
         read = lanes()?;
-        let lane = first_choice(&read.rounds(), store.random());
+        let lane = other_choice(&read.rounds(), intent.lane, store.random());
         let round = read.heads[lane].round + 1;
         let moved = self::intent(keyed, &read, lane, round, intent.started_ms, intent.nonce)?;
         let (cas, current) = begin(store, &keyed.record_key)?;

@@ -325,7 +325,10 @@ impl Drop for SpinUp {
     fn drop(&mut self) {
         if std::thread::panicking() {
             for line in self.log_lines() {
-                if line["status"].as_u64().is_some_and(|s| s >= 500 && s != 503) {
+                if line["status"]
+                    .as_u64()
+                    .is_some_and(|s| s >= 500 && s != 503)
+                {
                     eprintln!("spin log ({}): {line}", self.api.base);
                 }
             }
