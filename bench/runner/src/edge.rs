@@ -1,27 +1,26 @@
-//! Round trips per operation on a store a network away: two deployments on
-//! DynamoDB Local, one straight to it and one through the delay line
-//! (`--dynamo-rtt-ms`), the same catalogue in each; one client alternates
-//! each operation between them, request by request. Round trips =
-//! (p50 through the line − p50 straight) ÷ the line's round trip: the
-//! latency a client far from its store pays per operation.
+//! Round trips per operation on a store a network away: two `spin up` on
+//! one DynamoDB Local table (layout lanes), one straight to it and one
+//! through the delay line (`--dynamo-rtt-ms`); one client alternates each
+//! operation between them, request by request. Round trips = (p50 through
+//! the line − p50 straight) ÷ the line's round trip: the latency a client
+//! far from its store pays per operation.
 //!
-//! Then cold pages: after a burst of creates on both, the first page of 100
-//! over the new pets (pieces not built yet), timed once each, several times.
+//! Then the page after a burst: the unfiltered list walked to its end, 100
+//! creates, and that last page requested again (pieces not built yet), as
+//! a syncing client does; several bursts.
 
-use std::time::Instant;
+use std::collections::BTreeSet;
 
 use anyhow::{bail, Result};
+use petstore::model::PetStatus;
 use petstore_e2e::stores::Backend;
 
 use crate::load;
 use crate::measure::{self, ours_request};
-use crate::operations::{self, Kind, CREATE_BODY};
+use crate::operations::{self, Operation};
 use crate::options::Options;
 use crate::setup::{Deployment, Serving};
-
-/// Bursts measured for the cold pages, and creates in each.
-const BURSTS: usize = 5;
-const BURST: usize = 100;
+use crate::walks;
 
 pub fn run(o: &Options, serving: &Serving) -> Result<()> {
     let rtt = serving.dynamo_rtt_ms;
@@ -34,7 +33,8 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
     };
     for &pets in &o.pets {
         let near = Deployment::new(Backend::Dynamo, pets, &straight);
-        let far = Deployment::new(Backend::Dynamo, pets, serving);
+        let far = near.beside(serving);
+        let deep = deep_page(&near, pets)?;
         println!("\n## Round trips, DynamoDB Local, {pets} pets, +{rtt} ms a call\n");
         println!(
             "| operation | KV calls | p50 straight ms | p50 through the line ms | round trips |"
@@ -44,11 +44,16 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
             if !o.only.is_empty() && !o.only.iter().any(|n| op.name.contains(n)) {
                 continue;
             }
+            // The deep page of a lanes store is where a walk reaches it.
+            let op = if op.name.contains("deep cursor") {
+                Operation {
+                    path: deep.clone(),
+                    ..op
+                }
+            } else {
+                op
+            };
             let cost = measure::count(&far, &op, o.counted)?;
-            if op.kind == Kind::Replay {
-                // The replayed key must exist on the other deployment too.
-                measure::count(&near, &op, 1)?;
-            }
             let request = ours_request(&op);
             let (a, b) = load::alternate(
                 [&near.address(), &far.address()],
@@ -65,77 +70,34 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
                 (p_far - p_near) / rtt
             );
         }
-        cold_pages(&near, &far, rtt)?;
-    }
-    Ok(())
-}
-
-/// The first page of 100 over `BURST` new pets, on both deployments.
-fn cold_pages(near: &Deployment, far: &Deployment, rtt: f64) -> Result<()> {
-    println!("\nCold pages (the first `listPets?limit=100` over {BURST} pets just created, no piece built), {BURSTS} bursts:\n");
-    println!("| burst | KV calls | ms straight | ms through the line | round trips |");
-    println!("|---:|---:|---:|---:|---:|");
-    for burst in 0..BURSTS {
-        let [(near_ms, _), (far_ms, calls)] =
-            [near, far].map(|d| burst_then_page(d, burst).unwrap_or((f64::NAN, 0)));
+        let everything: BTreeSet<i64> = near.store.handed_out_ids();
+        let walked = walks::walk(&near.spin, "/v1/pets?limit=100", 100, &everything)?;
         println!(
-            "| {burst} | {calls} | {near_ms:.1} | {far_ms:.1} | {:.2} |",
-            (far_ms - near_ms) / rtt
+            "\nThe unfiltered list's last page requested again after a burst of 100 creates, {} bursts:\n",
+            walks::BURSTS / 2
         );
+        println!("| calls | ms straight (median) | ms through the line | round trips |");
+        println!("|---:|---:|---:|---:|");
+        for line in walks::bursts(&near.spin, &far.spin, PetStatus::Pending, &walked.end, rtt)? {
+            println!("| {line}");
+        }
     }
     Ok(())
 }
 
-/// Creates `BURST` pets from 8 clients, then times the first page over them;
-/// its latency (ms) and key-value calls (from the access log).
-fn burst_then_page(d: &Deployment, burst: usize) -> Result<(f64, u64)> {
-    let api = &d.spin.api;
-    let first = std::thread::scope(|scope| {
-        let clients: Vec<_> = (0..8)
-            .map(|_| {
-                scope.spawn(|| {
-                    (0..BURST / 8 + 1)
-                        .map(|_| api.post(CREATE_BODY))
-                        .filter(|r| r.status == 201)
-                        .map(|r| r.created_id())
-                        .min()
-                })
-            })
-            .collect();
-        clients
-            .into_iter()
-            .filter_map(|c| c.join().ok().flatten())
-            .min()
-    });
-    let Some(first) = first else {
-        bail!("the burst created nothing");
-    };
-    let id = format!("cold-{burst}-{}", std::process::id());
-    let sent = Instant::now();
-    let r = api.get_with(
-        &format!("/v1/pets?limit=100&cursor=c{first}"),
-        &[("x-request-id", &id)],
-    );
-    let ms = sent.elapsed().as_secs_f64() * 1000.0;
-    if r.status != 200 {
-        bail!("cold page: {} {}", r.status, r.body);
-    }
-    Ok((ms, page_calls(d, &id)?))
-}
-
-/// The `kv_calls` of the request `id` in the access log (written after the
-/// response: wait for it).
-fn page_calls(d: &Deployment, id: &str) -> Result<u64> {
-    for _ in 0..200 {
-        let line = d
-            .spin
-            .log_lines()
-            .into_iter()
-            .find(|l| l["request_id"].as_str() == Some(id));
-        if let Some(calls) = line.and_then(|l| l["kv_calls"].as_u64()) {
-            return Ok(calls);
+/// The target of the page of 100 that begins about 150 pets before the end
+/// of the unfiltered list, reached by walking it.
+fn deep_page(d: &Deployment, pets: usize) -> Result<String> {
+    let wanted = pets.saturating_sub(150).max(1) as i64;
+    let mut target = "/v1/pets?limit=100".to_string();
+    loop {
+        let r = d.spin.api.get(&target);
+        if r.ids().last().is_some_and(|last| *last >= wanted) {
+            return Ok(target);
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        match r.next_link() {
+            Some(next) => target = next,
+            None => bail!("the list ends before id {wanted}"),
+        }
     }
-    bail!("no access-log line for {id}")
 }

@@ -26,6 +26,7 @@ mod report;
 mod scale;
 mod setup;
 mod throughput;
+mod walks;
 
 use anyhow::Result;
 use options::{Mode, Options};
@@ -51,6 +52,7 @@ fn main() -> Result<()> {
         Mode::Scale => scale::run(&o, &serving),
         Mode::Edge => edge::run(&o, &serving),
         Mode::Creates => creates::run(&o, &serving),
+        Mode::Walks => walks::run(&o, &serving),
     }
 }
 

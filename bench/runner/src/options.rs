@@ -22,6 +22,10 @@ pub enum Mode {
     /// (`--delays`), each number of `spin up` instances on one table
     /// (`--instances`) and each number of clients (`--connections`).
     Creates,
+    /// Status lists of 1 in 2, 1 in 500 and 1 in 100,000 pets on a lanes
+    /// store, straight and through the delay line: warm pages, whole walks,
+    /// the page after a burst.
+    Walks,
 }
 
 pub struct Options {
@@ -47,7 +51,7 @@ pub struct Options {
     pub instances: Vec<usize>,
 }
 
-const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates --backends sqlite,redis,dynamo \
+const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates|walks --backends sqlite,redis,dynamo \
                      --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
                      --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N";
 
@@ -59,6 +63,7 @@ fn mode(name: &str) -> Option<Mode> {
         "scale" => Some(Mode::Scale),
         "edge" => Some(Mode::Edge),
         "creates" => Some(Mode::Creates),
+        "walks" => Some(Mode::Walks),
         _ => None,
     }
 }

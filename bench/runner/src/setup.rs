@@ -3,6 +3,7 @@
 //! and `spin up` serving `bench/spin.toml` — ours and the floor in one
 //! process, on that store.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -45,7 +46,8 @@ pub struct Serving {
 
 /// A catalogue served by real Spin, ours beside the floor.
 pub struct Deployment {
-    pub store: Store,
+    /// Shared by the deployments [`Deployment::beside`] makes.
+    pub store: Arc<Store>,
     pub spin: SpinUp,
 }
 
@@ -53,6 +55,13 @@ impl Deployment {
     pub fn new(backend: Backend, pets: usize, serving: &Serving) -> Deployment {
         let store = Store::new(backend);
         store.preload(pets, one_sold_among(pets));
+        Deployment::serve(store, serving)
+    }
+
+    /// `spin up` of `bench/spin.toml` on a store already filled (the
+    /// floor's keys are added), through the delay line if `serving` has one.
+    pub fn serve(store: Store, serving: &Serving) -> Deployment {
+        let backend = store.backend;
         let mut floor_values: Vec<(String, Vec<u8>)> = (0..16)
             .map(|i| (format!("floor:{i}"), vec![b'f'; 1024]))
             .collect();
@@ -69,15 +78,36 @@ impl Deployment {
             .manifest(&workspace().join("bench/spin.toml"))
             .variable("api_key", &serving.api_key);
         if backend == Backend::Dynamo && serving.dynamo_rtt_ms > 0.0 {
-            let local = petstore_e2e::dynamo::local().endpoint.clone();
-            let one_way = Duration::from_secs_f64(serving.dynamo_rtt_ms / 2000.0);
-            let line =
-                Line::start(local.trim_start_matches("http://"), one_way).expect("the delay line");
-            // Its threads carry on for the rest of the run.
-            launch = launch.env("AWS_ENDPOINT_URL", line.endpoint());
+            launch = launch.env(
+                "AWS_ENDPOINT_URL",
+                delay_line(serving.dynamo_rtt_ms).endpoint(),
+            );
         }
         let spin = launch.start();
-        Deployment { store, spin }
+        Deployment {
+            store: Arc::new(store),
+            spin,
+        }
+    }
+
+    /// Another `spin up` on this deployment's store, through the delay
+    /// line if `serving` has one: a client near its store, or far from it.
+    pub fn beside(&self, serving: &Serving) -> Deployment {
+        let mut launch = self
+            .store
+            .launch()
+            .manifest(&workspace().join("bench/spin.toml"))
+            .variable("api_key", &serving.api_key);
+        if self.store.backend == Backend::Dynamo && serving.dynamo_rtt_ms > 0.0 {
+            launch = launch.env(
+                "AWS_ENDPOINT_URL",
+                delay_line(serving.dynamo_rtt_ms).endpoint(),
+            );
+        }
+        Deployment {
+            store: self.store.clone(),
+            spin: launch.start(),
+        }
     }
 
     /// `127.0.0.1:port` of the `spin up` serving it.
@@ -89,4 +119,12 @@ impl Deployment {
     pub fn largest_value(&self) -> usize {
         self.store.direct().largest_value()
     }
+}
+
+/// A line in front of DynamoDB Local adding `rtt_ms` to every call (its
+/// threads carry on for the rest of the run).
+fn delay_line(rtt_ms: f64) -> Line {
+    let local = petstore_e2e::dynamo::local().endpoint.clone();
+    let one_way = Duration::from_secs_f64(rtt_ms / 2000.0);
+    Line::start(local.trim_start_matches("http://"), one_way).expect("the delay line")
 }
