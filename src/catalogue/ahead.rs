@@ -15,9 +15,11 @@ pub const BATCH_KEYS: usize = 100;
 pub(super) struct Reader<'s, S: KvStore> {
     store: &'s S,
     reads: Reads,
-    /// What `get-many` answered, by key (`None`: the key does not exist);
-    /// each taken once.
-    fetched: BTreeMap<String, Option<Vec<u8>>>,
+    /// What `get-many` answered, by key (`Some(None)`: the key does not
+    /// exist); each taken once, leaving `None`: taken, not removed, since
+    /// `BTreeMap::remove` and its rebalancing cost the module 11 KB
+    /// (431,972 B without, 443,683 B with: BENCHMARKS.md, "Sizes").
+    fetched: BTreeMap<String, Option<Option<Vec<u8>>>>,
 }
 
 impl<'s, S: KvStore> Reader<'s, S> {
@@ -39,18 +41,18 @@ impl<'s, S: KvStore> Reader<'s, S> {
 
     /// Whether `key` was fetched ahead and not taken yet.
     pub fn holds(&self, key: &str) -> bool {
-        self.fetched.contains_key(key)
+        matches!(self.fetched.get(key), Some(Some(_)))
     }
 
     /// What was fetched ahead for `key`, without taking it.
     pub fn peek(&self, key: &str) -> Option<&[u8]> {
-        self.fetched.get(key)?.as_deref()
+        self.fetched.get(key)?.as_ref()?.as_deref()
     }
 
     /// The value of `key`: taken from what was fetched ahead (no call), or
     /// read with one `get`.
     pub fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.fetched.remove(key) {
+        match self.fetched.get_mut(key).and_then(Option::take) {
             Some(value) => Ok(value),
             None => self.store.get(key),
         }
@@ -65,7 +67,7 @@ impl<'s, S: KvStore> Reader<'s, S> {
         }
         let mut wanted: Vec<String> = Vec::with_capacity(keys.len());
         for key in keys {
-            if !self.fetched.contains_key(&key) && !wanted.contains(&key) {
+            if !self.holds(&key) && !wanted.contains(&key) {
                 wanted.push(key);
             }
         }
@@ -74,10 +76,10 @@ impl<'s, S: KvStore> Reader<'s, S> {
             let found = self.store.get_many(chunk)?;
             calls += 1;
             for key in chunk {
-                self.fetched.insert(key.clone(), None);
+                self.fetched.insert(key.clone(), Some(None));
             }
             for (key, value) in found {
-                self.fetched.insert(key, Some(value));
+                self.fetched.insert(key, Some(Some(value)));
             }
         }
         Ok(calls)

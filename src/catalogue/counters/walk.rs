@@ -159,8 +159,10 @@ pub(super) struct Walk<'w, 'r, 's, S: crate::store::KvStore> {
     stopped: bool,
     /// Carried positions where nothing at all is stored yet.
     pub(super) sealable: Vec<i64>,
-    /// Pieces fetched ahead (batched reads), decoded, by number.
-    ahead: BTreeMap<i64, Stored>,
+    /// Pieces fetched ahead (batched reads), decoded, by number; each
+    /// taken once, leaving `None` (no map in `src/` removes a key: see
+    /// `Reader::fetched`).
+    ahead: BTreeMap<i64, Option<Stored>>,
     /// Pieces to write back: key, text, whether it was missing, entries added.
     repairs: Vec<(String, Vec<u8>, bool, usize)>,
 }
@@ -189,7 +191,7 @@ impl<S: crate::store::KvStore> Walk<'_, '_, '_, S> {
         for piece in first..first + self.limit as i64 / PIECE_LEN + 2 {
             if self.reader.holds(&piece_key(self.list, piece)) {
                 let stored = self.read_stored(piece)?;
-                self.ahead.insert(piece, stored);
+                self.ahead.insert(piece, Some(stored));
             }
         }
         Ok(())
@@ -197,11 +199,11 @@ impl<S: crate::store::KvStore> Walk<'_, '_, '_, S> {
 
     /// Whether a piece fetched ahead holds `position`.
     pub(super) fn ahead_holds(&self, position: i64) -> bool {
-        matches!(self.ahead.get(&piece_of(position)), Some(Stored::Found(p)) if p.get(position).is_some())
+        matches!(self.ahead.get(&piece_of(position)), Some(Some(Stored::Found(p))) if p.get(position).is_some())
     }
 
     fn read(&mut self, piece: i64) -> Result<Stored, ApiError> {
-        match self.ahead.remove(&piece) {
+        match self.ahead.get_mut(&piece).and_then(Option::take) {
             Some(stored) => Ok(stored),
             None => self.read_stored(piece),
         }

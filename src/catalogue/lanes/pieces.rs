@@ -76,7 +76,8 @@ impl Pieces {
     pub fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
         let mut writes = Vec::new();
         for (key, added) in std::mem::take(&mut self.added) {
-            let Some(mut piece) = self.read.remove(&key) else {
+            // Taken, not removed: see `Reader::fetched`.
+            let Some(mut piece) = self.read.get_mut(&key).map(std::mem::take) else {
                 continue;
             };
             let count = added.len();
