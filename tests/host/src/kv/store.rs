@@ -31,6 +31,8 @@ pub struct Stats {
     pub cas: u64,
     /// `batch::get-many` (which fails every request on Spin's Redis).
     pub get_many: u64,
+    /// `batch::set-many` (also counted in `writes`).
+    pub set_many: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -256,6 +258,7 @@ impl KvStore {
 
     pub fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> KvResult<()> {
         let bytes = pairs.iter().map(|(_, v)| v.len()).sum();
+        self.lock().stats.set_many += 1;
         match self.enter(Kind::Write, bytes) {
             Outcome::Fail => Err(failed()),
             Outcome::LoseReply => {
