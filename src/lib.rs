@@ -18,9 +18,10 @@
 //!    where a request becomes typed values or an error, once;
 //! 5. `catalogue`: the storage layer, every key and call of the layout;
 //! 6. `config`: the Spin variables, parsed into the types of the floors below;
-//! 7. `routes`: the operations, from a request to its response;
-//! 8. `log`: the access line of a handled request;
-//! 9. `spin`: the Spin layer.
+//! 7. `health`: the health probe's answer;
+//! 8. `routes`: the operations, from a request to its response;
+//! 9. `log`: the access line of a handled request;
+//! 10. `spin`: the Spin layer.
 
 pub mod auth;
 pub mod catalogue;
@@ -28,6 +29,7 @@ pub mod conditional;
 pub mod config;
 pub mod cors;
 pub mod errors;
+pub mod health;
 pub mod hex;
 pub mod log;
 pub mod model;

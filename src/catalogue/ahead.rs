@@ -11,6 +11,9 @@ use super::backend::Reads;
 /// Keys one `get-many` may name (DynamoDB's `BatchGetItem` limit).
 pub const BATCH_KEYS: usize = 100;
 
+/// Pairs one `set-many` may write (DynamoDB's `BatchWriteItem` limit).
+pub const BATCH_WRITES: usize = 25;
+
 /// A page's reads of the store.
 pub(super) struct Reader<'s, S: KvStore> {
     store: &'s S,

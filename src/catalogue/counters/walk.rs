@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::errors::ApiError;
 use crate::model::{ListName, MAX_CARRIED};
 
-use crate::catalogue::ahead::Reader;
+use crate::catalogue::ahead::{Reader, BATCH_WRITES};
 use crate::catalogue::keys::{
     counter_key, decode_counter, pet_key, piece_key, piece_of, slot_key, BATCHED_BUDGET,
     FALLBACK_BUDGET, PIECE_LEN,
@@ -41,9 +41,6 @@ impl Truth {
         }
     }
 }
-
-/// Pairs one `set-many` may write (DynamoDB's `BatchWriteItem` limit).
-pub const BATCH_WRITES: usize = 25;
 
 /// Where a counters list ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

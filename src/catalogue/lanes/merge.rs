@@ -21,10 +21,7 @@ use crate::catalogue::record::PetRecord;
 
 use super::head::status_index;
 use super::ids::Lanes;
-use super::pieces::{piece_of, status_of, Pieces, BLOCK_ROUNDS};
-
-/// Pairs one `set-many` may write (DynamoDB's `BatchWriteItem` limit).
-const BATCH_WRITES: usize = 25;
+use super::pieces::{lane_of_piece, piece_of, status_of, Pieces, BLOCK_ROUNDS};
 
 /// A page of the lanes: its pets, in id order; how far the walk went in
 /// each lane; whether entries remain; what it did to the pieces.
@@ -343,26 +340,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
             self.pieces
                 .learn(&piece_of(self.list, lane, index), position, &pet);
         }
-        let writes = self.pieces.repairs();
-        part.notes = std::mem::take(&mut self.pieces.notes);
-        let store = self.reader.store();
-        for chunk in writes.chunks(BATCH_WRITES) {
-            let written = match chunk {
-                [(key, text)] => store.set(key, text),
-                many => store.set_many(many),
-            };
-            if let Err(e) = written {
-                part.notes.push(format!("index pieces not written ({e})"));
-            }
-        }
+        part.notes = self.pieces.write_back(self.reader.store());
         Ok(part)
     }
-}
-
-/// The lane of a status list's piece key `ix3:{status}:{lane}:{k}`.
-fn lane_of_piece(key: &str) -> usize {
-    key.split(':')
-        .nth(2)
-        .and_then(|l| l.parse().ok())
-        .unwrap_or(0)
 }

@@ -7,6 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{ListName, PetStatus};
+use crate::store::KvStore;
+
+use crate::catalogue::ahead::BATCH_WRITES;
 
 use crate::catalogue::keys::{lane_piece_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
@@ -71,9 +74,26 @@ impl Pieces {
         }
     }
 
+    /// Writes the pieces that learned pets back (one `set`, or `set-many`s
+    /// of [`BATCH_WRITES`]); what the page did to the pieces, for its log
+    /// line. A write that fails is only said: the next page repairs again.
+    pub fn write_back<S: KvStore>(&mut self, store: &S) -> Vec<String> {
+        let writes = self.repairs();
+        for chunk in writes.chunks(BATCH_WRITES) {
+            let written = match chunk {
+                [(key, text)] => store.set(key, text),
+                many => store.set_many(many),
+            };
+            if let Err(e) = written {
+                self.notes.push(format!("index pieces not written ({e})"));
+            }
+        }
+        std::mem::take(&mut self.notes)
+    }
+
     /// The pieces that learned pets, whole: what they held and what was
     /// learned, never less than was read.
-    pub fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
+    fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
         let mut writes = Vec::new();
         for (key, added) in std::mem::take(&mut self.added) {
             // Taken, not removed: see `Reader::fetched`.
@@ -91,6 +111,14 @@ impl Pieces {
         }
         writes
     }
+}
+
+/// The lane of a status list's piece key `ix3:{status}:{lane}:{k}`.
+pub fn lane_of_piece(key: &str) -> usize {
+    key.split(':')
+        .nth(2)
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The status whose pets `list` holds, if it is a status list.
