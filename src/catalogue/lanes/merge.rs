@@ -37,7 +37,7 @@ pub struct Part {
 /// where each lane ends: the unfiltered list's blocks of the rounds a page
 /// of `limit` spans when the lanes are even, and the block of each lane's
 /// next round; a status list's piece of each lane's next position (and the
-/// one after, when it is near the end of that piece).
+/// one after, when the page may reach it).
 pub fn first_keys(list: ListName, from: &[u64; LANES], limit: usize) -> Vec<String> {
     let mut keys = Vec::new();
     let mut add = |key: String| {
@@ -52,10 +52,13 @@ pub fn first_keys(list: ListName, from: &[u64; LANES], limit: usize) -> Vec<Stri
             add(piece_of(list, 0, round));
         }
     }
+    // A status may sit in half the lanes only (ids of one parity, say): a
+    // page then takes twice as many positions from each of those.
+    let positions = 2 * (limit as u64 / LANES as u64) + 2;
     for (lane, done) in from.iter().enumerate() {
         add(piece_of(list, lane, done + 1));
         if list != ListName::All {
-            add(piece_of(list, lane, done + rounds));
+            add(piece_of(list, lane, done + positions));
         }
     }
     keys
