@@ -131,8 +131,10 @@ pub fn alternate(
                     while Instant::now() < deadline {
                         let order = if n.is_multiple_of(2) { [0, 1] } else { [1, 0] };
                         for side in order {
-                            let bytes =
-                                requests[side].bytes(n * connections as u64 + client as u64);
+                            // Each side its own numbers: two deployments of
+                            // one store must not send each other's keys.
+                            let unique = (n * connections as u64 + client as u64) * 2 + side as u64;
+                            let bytes = requests[side].bytes(unique);
                             let started = Instant::now();
                             let status = sides[side].exchange(&bytes)?;
                             let took = started.elapsed().as_secs_f64() * 1000.0;

@@ -19,6 +19,7 @@ mod creates;
 mod edge;
 mod load;
 mod measure;
+mod moving;
 mod operations;
 mod options;
 mod pages;
@@ -53,6 +54,7 @@ fn main() -> Result<()> {
         Mode::Edge => edge::run(&o, &serving),
         Mode::Creates => creates::run(&o, &serving),
         Mode::Walks => walks::run(&o, &serving),
+        Mode::Move => moving::run(&o, &serving),
     }
 }
 

@@ -26,6 +26,9 @@ pub enum Mode {
     /// store, straight and through the delay line: warm pages, whole walks,
     /// the page after a burst.
     Walks,
+    /// The move of a counters store to lanes: the first create's calls and
+    /// time through the delay line, against the creates after it.
+    Move,
 }
 
 pub struct Options {
@@ -51,7 +54,7 @@ pub struct Options {
     pub instances: Vec<usize>,
 }
 
-const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates|walks --backends sqlite,redis,dynamo \
+const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates|walks|move --backends sqlite,redis,dynamo \
                      --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
                      --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N";
 
@@ -64,6 +67,7 @@ fn mode(name: &str) -> Option<Mode> {
         "edge" => Some(Mode::Edge),
         "creates" => Some(Mode::Creates),
         "walks" => Some(Mode::Walks),
+        "move" => Some(Mode::Move),
         _ => None,
     }
 }
