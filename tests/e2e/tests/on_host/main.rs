@@ -11,4 +11,5 @@ mod cost;
 mod idempotency;
 mod index;
 mod quirks;
+mod size;
 mod support;
