@@ -254,10 +254,9 @@ fn a_fault_at_any_call_then_retries_end_in_exactly_one_pet() {
                 let replay = api.post_keyed("k", REX);
                 assert_eq!(assert_created(&replay), id, "{context}");
                 assert_eq!(replay.header("idempotent-replayed"), Some("true"));
-                // The catalogue around it is whole. (On DynamoDB, layout v3,
-                // a create whose `increment` failed moved to another
-                // sequence: the next create may fill a number of that block
-                // below it.)
+                // The catalogue around it is whole. (On a lanes store, a
+                // create that lost its lane moved to another: the next
+                // create may fill a lower round of the lane it left.)
                 assert_eq!(api.walk("/v1/pets?limit=1")[0], 1, "{context}");
                 let after = api.create("after", "sold");
                 let walked = api.walk("/v1/pets");

@@ -1,9 +1,10 @@
 //! Spin's AWS DynamoDB backend over DynamoDB Local, where what the other
-//! suites run on every backend meets two of its own ways: an `increment`
-//! is a read and a conditional write that fails when another writer got
-//! there first (the component retries it), and a batch is neither atomic
-//! nor ordered (the store is declared `aws_dynamo`, and a create writes its
-//! slot before its record). Two instances on one table: `instances.rs`.
+//! suites run on every backend meets its own ways: a compare-and-swap (a
+//! lane's head) or an `increment` (a counters store) fails when another
+//! writer got there first, and a batch is neither atomic nor ordered. The
+//! store is declared `aws_dynamo`, its layout lanes: creates at once all
+//! answer 201, leave no hole, and keep ids dense. Two instances on one
+//! table: `instances.rs`.
 
 use petstore_e2e::dynamo;
 use petstore_e2e::spin::Launch;

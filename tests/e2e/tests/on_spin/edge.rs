@@ -1,6 +1,6 @@
 //! A store a network away, on real Spin over DynamoDB Local behind a line
 //! that delays every call and can be cut: two instances on one table (a new
-//! one, so layout v3: ids from 16 sequences), walks while 64 clients create,
+//! one, of the lanes layout), walks while 64 clients create,
 //! and the store's network cut for 2 s, twice, while 64 clients create. No
 //! acknowledged create is lost, no pet is listed twice, and the same Spin
 //! processes are healthy afterwards.
