@@ -4,7 +4,7 @@
 
 use http::StatusCode;
 
-use crate::catalogue::{Catalogue, Health, LayoutName, StoreLayout, SEAL_AFTER_MS};
+use crate::catalogue::Catalogue;
 use crate::config::{Config, KEY_VALUE_BACKEND};
 use crate::errors::{ApiError, Misconfiguration};
 use crate::platform::Platform;
@@ -34,34 +34,7 @@ pub fn health<S: KvStore>(
         }));
     }
     config.catalogue_layout().map_err(ApiError::Unserviceable)?;
-    let body = health_body(&report, platform.now_ms());
+    let body = report.json(platform.now_ms());
     Ok(Response::json_text(StatusCode::OK, body.into_bytes())
         .with_header("cache-control", "no-store"))
-}
-
-/// `{"status":"ok","layout":…}`, and `"move"` when the operator asked for
-/// lanes on a counters store (it waits for the next create) or the store
-/// moved (`settling` while creates of the moment may still commit ids from
-/// before it, then `done`).
-fn health_body(report: &Health, now_ms: u64) -> String {
-    let layout = report.layout.name().map_or("none", LayoutName::name);
-    let moving = match report.layout {
-        StoreLayout::Counters(_) if report.wanted == LayoutName::Lanes => {
-            r#","move":{"from":"counters","to":"lanes","state":"waiting for the next create"}"#
-                .to_string()
-        }
-        StoreLayout::Lanes(mark) if mark.moved_ms > 0 => {
-            let state = if now_ms >= mark.moved_ms + SEAL_AFTER_MS {
-                "done"
-            } else {
-                "settling"
-            };
-            format!(
-                r#","move":{{"from":"counters","to":"lanes","state":"{state}","ids_before":{},"at_ms":{}}}"#,
-                mark.legacy_last, mark.moved_ms
-            )
-        }
-        _ => String::new(),
-    };
-    format!(r#"{{"status":"ok","layout":"{layout}"{moving}}}"#)
 }

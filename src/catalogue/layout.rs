@@ -7,6 +7,7 @@ use crate::errors::{ApiError, Misconfiguration};
 use crate::store::{KvStore, SwapReport};
 
 use super::keys::{decode_counter, ID_COUNTER};
+use super::pending::SEAL_AFTER_MS;
 
 /// The variable that says which layout a store should hold.
 pub const CATALOGUE_LAYOUT: &str = "catalogue_layout";
@@ -171,6 +172,42 @@ pub fn claim_lanes<S: KvStore>(
                 "the move to lanes did not land: the counter kept moving".into(),
             )));
         }
+    }
+}
+
+/// What `/v1/health` says of the store: its layout, and a move's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    pub layout: StoreLayout,
+    pub wanted: LayoutName,
+}
+
+impl Health {
+    /// `{"status":"ok","layout":…}`, and `"move"` when the operator asked for
+    /// lanes on a counters store (it waits for the next create) or the store
+    /// moved (`settling` while creates of the moment may still commit ids from
+    /// before it, then `done`).
+    pub fn json(&self, now_ms: u64) -> String {
+        let layout = self.layout.name().map_or("none", LayoutName::name);
+        let moving = match self.layout {
+            StoreLayout::Counters(_) if self.wanted == LayoutName::Lanes => {
+                r#","move":{"from":"counters","to":"lanes","state":"waiting for the next create"}"#
+                    .to_string()
+            }
+            StoreLayout::Lanes(mark) if mark.moved_ms > 0 => {
+                let state = if now_ms >= mark.moved_ms + SEAL_AFTER_MS {
+                    "done"
+                } else {
+                    "settling"
+                };
+                format!(
+                    r#","move":{{"from":"counters","to":"lanes","state":"{state}","ids_before":{},"at_ms":{}}}"#,
+                    mark.legacy_last, mark.moved_ms
+                )
+            }
+            _ => String::new(),
+        };
+        format!(r#"{{"status":"ok","layout":"{layout}"{moving}}}"#)
     }
 }
 

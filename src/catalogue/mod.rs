@@ -20,7 +20,7 @@ mod record;
 
 pub use backend::{Batches, ClaimBy, KvBackend, Reads};
 pub use keys::{decode_counter, ID_COUNTER, PIECE_LEN};
-pub use layout::{LayoutName, Mark, StoreLayout, CATALOGUE_LAYOUT};
+pub use layout::{Health, LayoutName, Mark, StoreLayout, CATALOGUE_LAYOUT};
 pub use listed::{pets_body, Listed};
 pub use pending::{COMMIT_WITHIN_MS, SEAL_AFTER_MS};
 pub use record::{encode_pet, PetRecord};
@@ -111,13 +111,6 @@ pub struct Page {
     pub next: Option<Cursor>,
     /// What the page did to the index, for the log.
     pub notes: Vec<String>,
-}
-
-/// What `/v1/health` says of the store: its layout, and a move's state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Health {
-    pub layout: StoreLayout,
-    pub wanted: LayoutName,
 }
 
 /// The catalogue over a store of the declared backend.
