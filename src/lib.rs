@@ -14,7 +14,7 @@
 //! 2. `request`, `retry`: a request as the core reads it; retries of a
 //!    store's calls;
 //! 3. `errors`: the one error type, and its HTTP answer;
-//! 4. `model`, `auth`, `cors`, `request_id`, `conditional`: the boundary,
+//! 4. `model`, `auth`, `cors`, `request_id`, `trace`, `conditional`: the boundary,
 //!    where a request becomes typed values or an error, once;
 //! 5. `catalogue`: the storage layer, every key and call of the layout;
 //! 6. `config`: the Spin variables, parsed into the types of the floors below;
@@ -40,6 +40,7 @@ pub mod response;
 pub mod retry;
 pub mod routes;
 pub mod store;
+pub mod trace;
 
 #[cfg(target_arch = "wasm32")]
 mod spin;

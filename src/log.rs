@@ -5,12 +5,17 @@
 use serde::Serialize;
 
 use crate::routes::Handled;
+use crate::trace::TraceId;
 
 /// One request's line. `cause` only for a 5xx; `notes` (what the request
 /// did to the index) and `send_error` only when there are any.
 #[derive(Debug, Serialize)]
 pub struct AccessLine<'a> {
     pub request_id: &'a str,
+    /// The W3C trace id of the request's `traceparent`, when it sent one:
+    /// the id of its trace in Spin's exporter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<&'a str>,
     /// As received (an unparseable method is logged as it came).
     pub method: &'a str,
     /// Without the query.
@@ -57,6 +62,7 @@ pub fn access_line(
         .map(|c| one_line(c, MAX_CAUSE_CHARS));
     AccessLine {
         request_id: handled.request_id.as_str(),
+        trace_id: handled.trace_id.as_ref().map(TraceId::as_str),
         method,
         path,
         status: handled.response.status.as_u16(),

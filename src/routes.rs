@@ -14,6 +14,7 @@ use crate::request::{Body, Request};
 use crate::request_id::RequestId;
 use crate::response::Response;
 use crate::store::KvStore;
+use crate::trace::TraceId;
 
 /// `Deprecation` of getPet (RFC 9745): the release date of 1.0.0, 2026-11-21.
 pub const DEPRECATION: &str = "@1795219200";
@@ -69,6 +70,8 @@ fn route(path: &str) -> Route<'_> {
 pub struct Handled {
     pub response: Response,
     pub request_id: RequestId,
+    /// The trace id of the request's `traceparent`, for the log line.
+    pub trace_id: Option<TraceId>,
     pub detail: Option<String>,
     pub notes: Vec<String>,
 }
@@ -98,6 +101,7 @@ pub fn handle<S: KvStore>(request: &Request, platform: &dyn Platform, store: &S)
     Handled {
         response,
         request_id,
+        trace_id: TraceId::of(request),
         detail,
         notes: answer.notes,
     }

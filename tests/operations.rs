@@ -299,6 +299,22 @@ fn the_log_line_is_json_with_every_field_and_the_cause_of_a_5xx() {
         line,
         r#"{"request_id":"req-1","method":"GET","path":"/v1/pets","status":200,"duration_ms":1.234,"kv_calls":2}"#
     );
+    // A request that carries a W3C traceparent: its trace id is logged,
+    // right after the request id; the answer is the same.
+    let mut traced = request.clone();
+    traced.headers.push((
+        "traceparent".into(),
+        b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".to_vec(),
+    ));
+    let traced_handled = api.handle(traced.clone());
+    assert_eq!(traced_handled.response.status, handled.response.status);
+    let line = access_line("GET", &traced.path, &traced_handled, 1234, 2, &Ok(()));
+    assert!(
+        line.starts_with(
+            r#"{"request_id":"req-1","trace_id":"0af7651916cd43dd8448eb211c80319c","method""#
+        ),
+        "{line}"
+    );
     // A response that could not be sent says so, with the status attempted.
     let unsent = Err("stream closed".to_string());
     let line = access_line("GET", &request.path, &handled, 1234, 2, &unsent);

@@ -17,4 +17,5 @@ mod outage;
 mod reference;
 mod releases;
 mod sync;
+mod traces;
 mod walks;
