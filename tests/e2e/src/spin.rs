@@ -215,15 +215,21 @@ pub struct SpinUp {
 }
 
 impl SpinUp {
-    /// Waits until Spin accepts connections (it binds once the app is
-    /// loaded). No request is sent: the access log holds only the test's.
+    /// Waits until this Spin serves: it printed that it serves on its port
+    /// (which it does once it has bound it) and accepts connections there.
+    /// A port that another process took between our probe and Spin's bind
+    /// would accept connections too, so the line is what tells. No request
+    /// is sent: the access log holds only the test's.
     fn wait_ready(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(60);
+        let serving = format!("Serving http://127.0.0.1:{}", self.port);
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
                 return Err(format!("exited ({status}): {}", self.output()));
             }
-            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            if self.output().contains(&serving)
+                && TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+            {
                 return Ok(());
             }
             if Instant::now() > deadline {
