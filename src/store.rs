@@ -48,9 +48,12 @@ pub trait KvStore {
     /// Atomically adds `delta` and returns the new value; an absent key counts as 0.
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError>;
     /// Starts a compare-and-swap on `key`: its handle and the key's current value.
-    /// The catalogue (layout v2) makes none; a new use must decide its outcome
-    /// by reading back (Spin's Redis reports `cas-failed` after writing) and
-    /// never create a key this way (Spin's SQLite upserts an absent key).
+    /// The catalogue makes them on a keyed create's record (every layout),
+    /// and on the lanes' heads and mark (DynamoDB only, where a
+    /// put-if-absent is atomic); each decides its outcome by reading back
+    /// (Spin's Redis reports `cas-failed` after writing; Spin's DynamoDB
+    /// reports a lost reply as a conflict), and none creates a key this way
+    /// on SQLite (which upserts an absent key).
     fn cas_begin(&self, key: &str) -> Result<(Self::Cas, Option<Vec<u8>>), StoreError>;
     /// Writes `value` if the key has not changed since `cas_begin`.
     fn cas_swap(&self, cas: Self::Cas, value: &[u8]) -> Result<SwapReport, StoreError>;

@@ -145,7 +145,7 @@ fn concurrent_first_requests_elect_one_creator_at_every_step() {
 }
 
 /// During a rolling upgrade on DynamoDB (a store written by 1.2.0, so of
-/// layout v2), a 1.2.0 instance claims a key by `increment` by 0 and a
+/// layout counters), a 1.2.0 instance claims a key by `increment` by 0 and a
 /// compare-and-swap from 0, a new one by put-if-absent: a request of either
 /// kind run inside each step of the other still makes one pet, listed once,
 /// and both replay it.

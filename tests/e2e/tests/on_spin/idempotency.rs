@@ -90,7 +90,7 @@ fn sixteen_clients_with_one_key_make_one_pet() {
 }
 
 /// A rolling upgrade on DynamoDB: on a table written by 1.2.0 (so of
-/// layout v2: its first create ran on the old-style instance), an instance
+/// layout counters: its first create ran on the old-style instance), an instance
 /// that claims keys as 1.2.0 did (`increment` by 0, then a
 /// compare-and-swap from 0: declared `spin`) and one that claims by
 /// put-if-absent (declared `aws_dynamo`);
