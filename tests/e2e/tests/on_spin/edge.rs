@@ -61,17 +61,24 @@ fn the_stores_network_cut_twice_under_64_clients_loses_no_acknowledged_create() 
     let spins = two_instances_through(&store, &line);
     let acknowledged = Arc::new(Mutex::new(BTreeSet::new()));
     let answers = Arc::new(Mutex::new(Vec::new()));
+    // The names of creates answered 503 "nothing was changed".
+    let unchanged = Arc::new(Mutex::new(BTreeSet::new()));
     let stop = Arc::new(AtomicBool::new(false));
     let clients: Vec<_> = (0..64)
         .map(|t| {
             let api = spins[t % 2].api.clone();
-            let (acknowledged, answers, stop) =
-                (acknowledged.clone(), answers.clone(), stop.clone());
+            let (acknowledged, answers, unchanged, stop) = (
+                acknowledged.clone(),
+                answers.clone(),
+                unchanged.clone(),
+                stop.clone(),
+            );
             std::thread::spawn(move || {
                 let mut i = 0;
                 while !stop.load(Ordering::SeqCst) {
+                    let name = format!("cut{t}-{i}");
                     let body = format!(
-                        r#"{{"name":"cut{t}-{i}","categoryId":1,"status":"{}"}}"#,
+                        r#"{{"name":"{name}","categoryId":1,"status":"{}"}}"#,
                         STATUSES[(t + i) % 3]
                     );
                     let sent = std::time::Instant::now();
@@ -81,6 +88,12 @@ fn the_stores_network_cut_twice_under_64_clients_loses_no_acknowledged_create() 
                         acknowledged.lock().unwrap().insert(r.created_id());
                     } else {
                         r.assert_error(503, "store_unavailable");
+                        if r.json()["message"]
+                            .as_str()
+                            .is_some_and(|m| m.contains("nothing was changed"))
+                        {
+                            unchanged.lock().unwrap().insert(name);
+                        }
                     }
                     answers.lock().unwrap().push((r.status, took));
                     i += 1;
@@ -122,7 +135,8 @@ fn the_stores_network_cut_twice_under_64_clients_loses_no_acknowledged_create() 
     );
     // The same processes answer their probe, and every acknowledged pet is
     // there, listed once, in its status's walk too; a create answered 503
-    // may or may not have made its pet (its message says which).
+    // may or may not have made its pet, and its message says which: none
+    // that said "nothing was changed" made one.
     for spin in &spins {
         let health = spin.api.send("GET", "/v1/health", None, &[], None);
         assert_eq!(health.status, 200, "{}", health.body);
@@ -134,5 +148,21 @@ fn the_stores_network_cut_twice_under_64_clients_loses_no_acknowledged_create() 
         .collect();
     let lost: Vec<_> = acknowledged.difference(&listed).collect();
     assert!(lost.is_empty(), "acknowledged, not listed: {lost:?}");
+    let unchanged = unchanged.lock().unwrap().clone();
+    let made: Vec<String> = spins[0]
+        .api
+        .walk_pets("/v1/pets?limit=100")
+        .iter()
+        .filter_map(|p| p["name"].as_str().map(str::to_string))
+        .filter(|name| unchanged.contains(name))
+        .collect();
+    assert!(
+        made.is_empty(),
+        "answered 503 'nothing was changed', yet stored: {made:?}"
+    );
+    println!(
+        "{} creates answered 503 'nothing was changed'; none stored",
+        unchanged.len()
+    );
     spins[1].api.assert_consistent(&listed, 1);
 }
