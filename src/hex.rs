@@ -21,6 +21,12 @@ pub fn byte(pair: &[u8]) -> Option<u8> {
     }
 }
 
+/// Whether `bytes` are lower-case hex digits only (as W3C trace context
+/// and our own writing have them).
+pub fn is_lower(bytes: &[u8]) -> bool {
+    bytes.iter().all(|b| DIGITS.contains(b))
+}
+
 fn digit(b: u8) -> Option<u8> {
     match b {
         b'0'..=b'9' => Some(b - b'0'),

@@ -24,11 +24,7 @@ impl TraceId {
         let mut parts = value.split('-');
         let (version, trace, parent, flags) =
             (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-        let hex = |s: &str, len: usize| {
-            s.len() == len
-                && s.bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        };
+        let hex = |s: &str, len: usize| s.len() == len && crate::hex::is_lower(s.as_bytes());
         let zero = |s: &str| s.bytes().all(|b| b == b'0');
         let sound = hex(version, 2)
             && version != "ff"

@@ -67,7 +67,13 @@ pub const QUICK_TRIES: u32 = 4;
 /// The 16 heads: one `get-many`.
 fn current_heads<S: KvStore>(store: &Retrying<'_, S>) -> Result<Vec<Head>, ApiError> {
     let keys: Vec<String> = Lanes::head_keys().collect();
-    decode_heads(&keys, &store.get_many(&keys)?)
+    let found = store.get_many(&keys)?;
+    Lanes::heads(|key| {
+        found
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_slice())
+    })
 }
 
 /// 64 random bits that name one create.
@@ -238,19 +244,6 @@ fn round_at<S: KvStore>(
 fn take(found: &mut Vec<(String, Vec<u8>)>, key: &str) -> Option<Vec<u8>> {
     let at = found.iter().position(|(k, _)| k == key)?;
     Some(found.swap_remove(at).1)
-}
-
-/// The heads of `keys`, from what a `get-many` found.
-fn decode_heads(keys: &[String], found: &[(String, Vec<u8>)]) -> Result<Vec<Head>, ApiError> {
-    keys.iter()
-        .map(|key| {
-            let value = found
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_slice());
-            Head::decode(key, value)
-        })
-        .collect()
 }
 
 /// Whose `round` of the lane whose head is `head` is, given the pet stored

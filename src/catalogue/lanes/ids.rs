@@ -29,10 +29,17 @@ impl Lanes {
         mark: Mark,
         value: impl Fn(&str) -> Option<&'v [u8]>,
     ) -> Result<Lanes, ApiError> {
-        let heads = (0..LANES)
+        Ok(Lanes {
+            mark,
+            heads: Lanes::heads(value)?,
+        })
+    }
+
+    /// The 16 heads, each decoded from its key's value (`None`: round 0).
+    pub fn heads<'v>(value: impl Fn(&str) -> Option<&'v [u8]>) -> Result<Vec<Head>, ApiError> {
+        (0..LANES)
             .map(|k| Head::decode(&head_key(k), value(&head_key(k))))
-            .collect::<Result<Vec<Head>, ApiError>>()?;
-        Ok(Lanes { mark, heads })
+            .collect()
     }
 
     /// The id of round `round` (from 1) of `lane`.
