@@ -23,14 +23,8 @@ use crate::setup::{Deployment, Serving};
 use crate::walks;
 
 pub fn run(o: &Options, serving: &Serving) -> Result<()> {
-    let rtt = serving.dynamo_rtt_ms;
-    if rtt <= 0.0 {
-        bail!("--mode edge needs --dynamo-rtt-ms above 0");
-    }
-    let straight = Serving {
-        api_key: serving.api_key.clone(),
-        dynamo_rtt_ms: 0.0,
-    };
+    let rtt = serving.rtt("edge")?;
+    let straight = serving.straight();
     for &pets in &o.pets {
         let near = Deployment::new(Backend::Dynamo, pets, &straight);
         let far = near.beside(serving);

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use anyhow::{bail, ensure, Result};
+use anyhow::{ensure, Result};
 use petstore_e2e::client::pet_body;
 use petstore_e2e::stores::{Backend, Store};
 use petstore_host::preload::one_sold_among;
@@ -19,10 +19,7 @@ use crate::setup::{Deployment, Serving};
 const AFTER: usize = 20;
 
 pub fn run(o: &Options, serving: &Serving) -> Result<()> {
-    let rtt = serving.dynamo_rtt_ms;
-    if rtt <= 0.0 {
-        bail!("--mode move needs --dynamo-rtt-ms above 0");
-    }
+    let rtt = serving.rtt("move")?;
     println!("\n## The move to lanes, DynamoDB Local, +{rtt} ms a call\n");
     println!("| pets before | create | KV calls | ms | round trips (ms ÷ {rtt}) |");
     println!("|---:|---|---:|---:|---:|");

@@ -44,6 +44,24 @@ pub struct Serving {
     pub dynamo_rtt_ms: f64,
 }
 
+impl Serving {
+    /// The delay line's round trip, which `mode` needs.
+    pub fn rtt(&self, mode: &str) -> anyhow::Result<f64> {
+        if self.dynamo_rtt_ms <= 0.0 {
+            anyhow::bail!("--mode {mode} needs --dynamo-rtt-ms above 0");
+        }
+        Ok(self.dynamo_rtt_ms)
+    }
+
+    /// The same deployments straight to the store: no delay line.
+    pub fn straight(&self) -> Serving {
+        Serving {
+            api_key: self.api_key.clone(),
+            dynamo_rtt_ms: 0.0,
+        }
+    }
+}
+
 /// A catalogue served by real Spin, ours beside the floor.
 pub struct Deployment {
     /// Shared by the deployments [`Deployment::beside`] makes.

@@ -77,14 +77,8 @@ struct Tables {
 }
 
 pub fn run(o: &Options, serving: &Serving) -> Result<()> {
-    let rtt = serving.dynamo_rtt_ms;
-    if rtt <= 0.0 {
-        bail!("--mode walks needs --dynamo-rtt-ms above 0");
-    }
-    let straight = Serving {
-        api_key: serving.api_key.clone(),
-        dynamo_rtt_ms: 0.0,
-    };
+    let rtt = serving.rtt("walks")?;
+    let straight = serving.straight();
     let mut tables = Tables::default();
     for &pets in &o.pets {
         for catalogue in [Catalogue::Shares, Catalogue::Rare] {
