@@ -100,7 +100,7 @@ fn steps(setup: Setup, earlier: usize) -> Vec<fn(&Op) -> bool> {
 #[test]
 fn concurrent_first_requests_elect_one_creator_at_every_step() {
     // A second first-request runs entirely inside each step of the first.
-    for (backend, earlier) in BACKENDS.into_iter().flat_map(|b| [(b, 0), (b, 16)]) {
+    for (backend, earlier) in BACKENDS.into_iter().flat_map(|b| [(b, 0), (b, 40)]) {
         let mut ran = 0;
         let steps = steps(backend, earlier);
         for (step, when) in steps.iter().enumerate() {

@@ -1,5 +1,5 @@
-//! The lanes layout (`catalogue_layout = lanes`, DynamoDB): ids from 16
-//! lanes, each a log whose next round a create claims by compare-and-swap
+//! The lanes layout (`catalogue_layout = lanes`, DynamoDB): ids from 32
+//! lanes (16 on a store 1.3.0 claimed), each a log whose next round a create claims by compare-and-swap
 //! of its head. Creates one at a time get 1, 2, 3, …; racing ones spread
 //! and every walk (unfiltered, by status) stays exact; a failure or a lost
 //! reply at every call of a create; status pages full at any share.
@@ -28,28 +28,28 @@ const STATUSES: [&str; 3] = ["available", "pending", "sold"];
 #[test]
 fn creates_one_at_a_time_get_1_2_3_and_each_is_four_calls() {
     let api = lanes();
-    let ids: Vec<i64> = (0..40).map(|i| api.create("p", STATUSES[i % 3])).collect();
-    assert_eq!(ids, (1..=40).collect::<Vec<_>>());
+    let ids: Vec<i64> = (0..80).map(|i| api.create("p", STATUSES[i % 3])).collect();
+    assert_eq!(ids, (1..=80).collect::<Vec<_>>());
     let mark = String::from_utf8(api.store.peek("ctr:id").unwrap()).unwrap();
-    assert_eq!(mark, "petstore-lanes 1 1 0 0");
+    assert_eq!(mark, "petstore-lanes 2 1 0 0");
     let keys = api.store.keys();
     assert!(!keys
         .iter()
         .any(|k| k.starts_with("slot:") || k.starts_with("ctr:s")));
-    // 40 creates over 16 lanes: 3 rounds in lanes 0-7, 2 in the rest; each
+    // 80 creates over 32 lanes: 3 rounds in lanes 0-15, 2 in the rest; each
     // lane's last pet is in its head, the others stored.
-    assert!(api.store.peek("pet:1").is_some() && api.store.peek("pet:40").is_none());
-    let head = String::from_utf8(api.store.peek("lane:7").unwrap()).unwrap();
+    assert!(api.store.peek("pet:1").is_some() && api.store.peek("pet:80").is_none());
+    let head = String::from_utf8(api.store.peek("lane:15").unwrap()).unwrap();
     assert!(head.starts_with("petstore-lane 1 3 "), "{head}");
     api.store.reset_counts();
-    assert_eq!(api.create("p", "sold"), 41);
+    assert_eq!(api.create("p", "sold"), 81);
     let ops = api.store.ops();
     assert!(
         matches!(&ops[..], [Op::GetMany(_), Op::SetMany(stored), Op::CasBegin(h), Op::Swap(s)]
-            if h == "lane:8" && s == "lane:8" && stored.contains(&"pet:25".to_string())),
+            if h == "lane:16" && s == "lane:16" && stored.contains(&"pet:49".to_string())),
         "{ops:?}"
     );
-    api.assert_consistent(&(1..=41).collect(), "lanes");
+    api.assert_consistent(&(1..=81).collect(), "lanes");
 }
 
 #[test]
@@ -187,9 +187,9 @@ fn status_pages_are_full_at_any_share() {
     }
 }
 
-/// The rounds of the 16 heads (`petstore-lane 1 <round> ...`).
+/// The rounds of the 32 heads (`petstore-lane 1 <round> ...`).
 fn rounds(store: &MemStore) -> Vec<u64> {
-    (0..16)
+    (0..32)
         .map(|k| match store.peek(&format!("lane:{k}")) {
             Some(head) => String::from_utf8(head)
                 .unwrap()
@@ -207,13 +207,13 @@ fn rounds(store: &MemStore) -> Vec<u64> {
 fn creates_that_read_the_heads_at_one_moment_keep_lanes_within_4_rounds() {
     let store = MemStore::new(Backend::Dynamo);
     let first = lanes_on(&store);
-    for i in 0..16 {
+    for i in 0..32 {
         first.create("p", STATUSES[i % 3]);
     }
-    // 24 creates read the heads at one moment and draw the same lane: each
+    // 48 creates read the heads at one moment and draw the same lane: each
     // claims only after the next has read and claimed (a hook before its
     // first claim runs the next create).
-    let racers: Vec<Api> = (0..24).map(|_| lanes_on(&store)).collect();
+    let racers: Vec<Api> = (0..48).map(|_| lanes_on(&store)).collect();
     for racer in &racers {
         racer.random.set([9; 16]);
     }
@@ -233,13 +233,61 @@ fn creates_that_read_the_heads_at_one_moment_keep_lanes_within_4_rounds() {
     let id = leader.create("r", "sold");
     made.borrow_mut().insert(id);
     let made = made.borrow().clone();
-    assert_eq!(made.len(), 24, "no id twice");
+    assert_eq!(made.len(), 48, "no id twice");
     let rounds = rounds(&store);
     let (fewest, most) = (rounds.iter().min().unwrap(), rounds.iter().max().unwrap());
     assert!(most - fewest <= 4, "{rounds:?}");
-    // A create after them: at most 63 below the highest acknowledged.
+    // A create after them: at most 127 below the highest acknowledged.
     let next = first.create("after", "sold");
-    assert!(made.last().unwrap() - next <= 63, "{next} after {made:?}");
-    let all: BTreeSet<i64> = (1..=16).chain(made).chain([next]).collect();
+    assert!(made.last().unwrap() - next <= 127, "{next} after {made:?}");
+    let all: BTreeSet<i64> = (1..=32).chain(made).chain([next]).collect();
     first.assert_consistent(&all, "after the stale claims");
+}
+
+/// A store 1.3.0 claimed has 16 lanes (`petstore-lanes 1`): this release
+/// keeps it at 16, so that 1.3.0 instances beside it read every id it
+/// hands out, and its cursors carry 16 numbers, as 1.3.0's do.
+#[test]
+fn a_store_of_16_lanes_stays_of_16_lanes() {
+    let store = MemStore::new(Backend::Dynamo);
+    store.put("ctr:id", b"petstore-lanes 1 1 0 0");
+    let api = lanes_on(&store);
+    let ids: Vec<i64> = (0..40).map(|i| api.create("p", STATUSES[i % 3])).collect();
+    assert_eq!(ids, (1..=40).collect::<Vec<_>>(), "in turn over 16 lanes");
+    assert!(store.peek("lane:16").is_none(), "no 17th lane");
+    let head = String::from_utf8(store.peek("lane:7").unwrap()).unwrap();
+    assert!(head.starts_with("petstore-lane 1 3 "), "{head}");
+    let health = json(&api.request(http::Method::GET, "/v1/health", &[], b""));
+    assert_eq!(
+        (health["layout"].as_str(), health["lanes"].as_i64()),
+        (Some("lanes"), Some(16))
+    );
+    // Racing creates stay in the 16 lanes.
+    let mut expected: BTreeSet<i64> = ids.into_iter().collect();
+    for i in 0..40u8 {
+        api.random.set([i.wrapping_mul(37); 16]);
+        expected.insert(api.create("r", "sold"));
+    }
+    assert!(store.peek("lane:16").is_none(), "no 17th lane");
+    api.assert_consistent(&expected, "16 lanes");
+    // getPet of a lane's newest pet, held in its head.
+    let newest = *expected.last().unwrap();
+    assert!(
+        store.peek(&format!("pet:{newest}")).is_none(),
+        "in the head"
+    );
+    assert_eq!(json(&api.get(&format!("/v1/pets/{newest}")))["id"], newest);
+    // A cursor of 16 numbers; one of 32 names lanes this store lacks.
+    let r = api.get("/v1/pets?limit=5");
+    let next = r.header("link").and_then(next_of).unwrap();
+    let cursor = next.split("cursor=").nth(1).unwrap();
+    let digits = cursor.strip_prefix('l').unwrap().split_once('.').unwrap().1;
+    assert_eq!(digits.len(), 16, "{cursor}");
+    let wide = format!("/v1/pets?limit=5&cursor=l0.{}", "0".repeat(32));
+    let message = assert_error(&api.get(&wide), 400, "invalid_parameter");
+    assert!(message.contains("'cursor'"), "{message}");
+    assert_eq!(
+        String::from_utf8(store.peek("ctr:id").unwrap()).unwrap(),
+        "petstore-lanes 1 1 0 0"
+    );
 }

@@ -112,19 +112,20 @@ fn the_cost_table_states_the_host_calls_each_backend_makes() {
             .unwrap_or_default()
     };
     let none = |_: &Api| {};
-    // Creates are counted on a store of 16 pets: the first create of a
+    // Creates are counted on a store of 32 pets: the first create of a
     // lanes store also claims `ctr:id`, and a create whose lane's head
     // holds a pet stores it first.
     let one = |api: &Api| {
-        for _ in 0..16 {
+        for _ in 0..32 {
             api.create("first", "available");
         }
     };
     let keyed = |api: &Api| {
         assert_eq!(api.post_keyed("k", REX).status.as_u16(), 201);
     };
-    let thirty_two = |api: &Api| {
-        for _ in 0..32 {
+    // Two rounds of 32 lanes: pet 1 stored, pet 64 its lane's newest.
+    let sixty_four = |api: &Api| {
+        for _ in 0..64 {
             api.create("p", "sold");
         }
     };
@@ -140,14 +141,14 @@ fn the_cost_table_states_the_host_calls_each_backend_makes() {
         ("createPet replayed", calls(keyed, keyed)),
         (
             "getPet",
-            calls(thirty_two, |api| {
+            calls(sixty_four, |api| {
                 assert_eq!(api.get("/v1/pets/1").status.as_u16(), 200)
             }),
         ),
         (
             "getPet of its lane's newest pet",
-            calls(thirty_two, |api| {
-                assert_eq!(api.get("/v1/pets/32").status.as_u16(), 200)
+            calls(sixty_four, |api| {
+                assert_eq!(api.get("/v1/pets/64").status.as_u16(), 200)
             }),
         ),
         (

@@ -6,6 +6,8 @@
 use crate::errors::{ApiError, Misconfiguration};
 use crate::store::{KvStore, SwapReport};
 
+use crate::model::LANES;
+
 use super::keys::{decode_counter, ID_COUNTER};
 use super::pending::SEAL_AFTER_MS;
 
@@ -18,8 +20,8 @@ pub enum LayoutName {
     /// One id counter, a counter and slots per status (every store of
     /// 1.0.0–1.2.0; SQLite, Redis).
     Counters,
-    /// Sixteen lanes of ids, each a log claimed by compare-and-swap
-    /// (DynamoDB, where creates must scale out).
+    /// Lanes of ids (32; 16 on a store 1.3.0 moved), each a log claimed by
+    /// compare-and-swap (DynamoDB, where creates must scale out).
     Lanes,
 }
 
@@ -62,23 +64,34 @@ pub struct Mark {
     pub legacy_last: i64,
     /// When the move ran (Unix ms; 0 for a store that began in lanes).
     pub moved_ms: u64,
+    /// How many lanes the store has: 32, or 16 on a store 1.3.0 claimed.
+    pub lanes: usize,
 }
 
-const MARK_HEADER: &str = "petstore-lanes 1";
+/// The mark's first words, by the store's lanes: `petstore-lanes 1` (16
+/// lanes, written by 1.3.0) and `petstore-lanes 2` (32): 1.3.0 reads no
+/// mark but its own, so it writes nothing on a store of 32 lanes.
+const MARK_HEADERS: [(&str, usize); 2] = [("petstore-lanes 1", 16), ("petstore-lanes 2", 32)];
 
 impl Mark {
-    /// The mark of a store that moves when its counter stands at `last`.
+    /// The mark of a store that moves when its counter stands at `last`:
+    /// 32 lanes.
     pub fn after(last: i64, moved_ms: u64) -> Mark {
         Mark {
             base: (last + 31) / 32 * 32 + 1,
             legacy_last: last,
             moved_ms,
+            lanes: LANES,
         }
     }
 
     pub fn encode(&self) -> Vec<u8> {
+        let header = MARK_HEADERS
+            .iter()
+            .find(|(_, lanes)| *lanes == self.lanes)
+            .map_or("", |(header, _)| header);
         format!(
-            "{MARK_HEADER} {} {} {}",
+            "{header} {} {} {}",
             self.base, self.legacy_last, self.moved_ms
         )
         .into_bytes()
@@ -86,11 +99,15 @@ impl Mark {
 
     fn decode(bytes: &[u8]) -> Option<Mark> {
         let text = std::str::from_utf8(bytes).ok()?;
-        let mut words = text.strip_prefix(MARK_HEADER)?.split(' ').skip(1);
+        let (rest, lanes) = MARK_HEADERS
+            .iter()
+            .find_map(|(header, lanes)| Some((text.strip_prefix(header)?, *lanes)))?;
+        let mut words = rest.split(' ').skip(1);
         let mark = Mark {
             base: words.next()?.parse().ok()?,
             legacy_last: words.next()?.parse().ok()?,
             moved_ms: words.next()?.parse().ok()?,
+            lanes,
         };
         let sound = mark.base % 32 == 1 && mark.legacy_last < mark.base && mark.legacy_last >= 0;
         (sound && words.next().is_none()).then_some(mark)
@@ -183,7 +200,8 @@ pub struct Health {
 }
 
 impl Health {
-    /// `{"status":"ok","layout":…}`, and `"move"` when the operator asked for
+    /// `{"status":"ok","layout":…}`, with `"lanes"` (how many) on a lanes
+    /// store, and `"move"` when the operator asked for
     /// lanes on a counters store (it waits for the next create) or the store
     /// moved (`settling` while creates of the moment may still commit ids from
     /// before it, then `done`).
@@ -207,7 +225,11 @@ impl Health {
             }
             _ => String::new(),
         };
-        format!(r#"{{"status":"ok","layout":"{layout}"{moving}}}"#)
+        let lanes = match self.layout {
+            StoreLayout::Lanes(mark) => format!(r#","lanes":{}"#, mark.lanes),
+            _ => String::new(),
+        };
+        format!(r#"{{"status":"ok","layout":"{layout}"{lanes}{moving}}}"#)
     }
 }
 
@@ -221,8 +243,14 @@ mod tests {
         assert_eq!(mark.base, 1025);
         assert_eq!(
             String::from_utf8(mark.encode()).unwrap(),
-            "petstore-lanes 1 1025 1000 7"
+            "petstore-lanes 2 1025 1000 7"
         );
+        let narrow = StoreLayout::of(Some(b"petstore-lanes 1 33 20 5")).unwrap();
+        let StoreLayout::Lanes(narrow) = narrow else {
+            panic!("{narrow:?}")
+        };
+        assert_eq!((narrow.base, narrow.lanes), (33, 16), "1.3.0's mark");
+        assert_eq!(narrow.encode(), b"petstore-lanes 1 33 20 5");
         assert_eq!(
             StoreLayout::of(Some(&mark.encode())).unwrap(),
             StoreLayout::Lanes(mark)
@@ -246,7 +274,8 @@ mod tests {
         for bad in [
             "petstore-lanes 1 1024 0 0",
             "petstore-lanes 1 33 40 0",
-            "petstore-lanes 2 1 0 0",
+            "petstore-lanes 3 1 0 0",
+            "petstore-lanes 2 1 0 0 32",
             "x",
         ] {
             assert!(StoreLayout::of(Some(bad.as_bytes())).is_err(), "{bad}");

@@ -83,9 +83,9 @@ pub struct Clock<'a> {
 }
 
 /// The pet with this id, if it exists: one `get` of `pet:{id}`. Where it
-/// is absent and reads are batched (`reads`, asked only then), the head of
-/// the id's lane too: a lanes store's newest pets are held there before
-/// they are stored.
+/// is absent and reads are batched (`reads`, asked only then), the heads of
+/// the lanes it may be in too, in one `get-many`: a lanes store's newest
+/// pets are held there before they are stored.
 pub fn get_pet<S: KvStore>(
     store: &S,
     id: i64,
@@ -96,11 +96,22 @@ pub fn get_pet<S: KvStore>(
     if stored.is_some() || reads()? == Reads::OneByOne {
         return PetRecord::of(&key, stored)?.listed(&key);
     }
-    let head = head_key(lanes::lane_of(id));
-    match Head::decode(&head, store.get(&head)?.as_deref())?.last {
-        Some(last) if last.id == id => record::listed(&key, last.json).map(Some),
-        _ => Ok(None),
+    // The heads of the id's lane on a store of 16 lanes and of 32: the one
+    // whose pet has this id holds it.
+    let [narrow, wide] = lanes::lanes_of(id).map(head_key);
+    let keys = if narrow == wide {
+        vec![narrow]
+    } else {
+        vec![narrow, wide]
+    };
+    for (head, value) in store.get_many(&keys)? {
+        if let Some(last) = Head::decode(&head, Some(&value))?.last {
+            if last.id == id {
+                return record::listed(&key, last.json).map(Some);
+            }
+        }
     }
+    Ok(None)
 }
 
 /// One page of a list, and where the walk goes on (`None`: the walk ends
@@ -149,9 +160,11 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
         // Which layout the store holds is read with the pieces: those of
         // either layout the cursor may be in (a counters cursor: the lanes
         // as if they began at id 1, where a new store's do).
-        let lanes_from = start.lanes.unwrap_or_else(|| after(1, start.position));
+        // A lanes cursor has a number per lane of its store; a page with
+        // none reads the heads of 32 lanes, as many as a store may have.
+        let lanes_from = (start.lanes.clone()).unwrap_or_else(|| after(1, start.position, LANES));
         let mut keys = vec![ID_COUNTER.to_string()];
-        keys.extend(Lanes::head_keys());
+        keys.extend(Lanes::head_keys(lanes_from.len()));
         if start.position.is_some() {
             keys.extend(counters::first_keys(list, &from, limit));
         }
@@ -215,7 +228,7 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
     /// moved from counters): one `get-many`, and the move's calls once.
     fn lanes_for_create(&self, store: &Retrying<'_, S>) -> Result<Lanes, ApiError> {
         let mut keys = vec![ID_COUNTER.to_string()];
-        keys.extend(Lanes::head_keys());
+        keys.extend(Lanes::head_keys(LANES));
         let found = store.get_many(&keys)?;
         let value = |key: &str| {
             found
@@ -300,14 +313,22 @@ fn moved_page<S: KvStore>(
         page.pets = part.pets;
         page.notes = part.notes;
     }
-    let from = start
-        .lanes
-        .unwrap_or_else(|| after(mark.base, start.position));
-    let mut walked = start.lanes;
+    let from = match start.lanes {
+        Some(from) if from.len() == lanes.width() => from,
+        Some(_) => {
+            return Err(ApiError::InvalidParameter(
+                "query parameter 'cursor' names lanes this store does not have: \
+                 use the one in the 'next' link"
+                    .into(),
+            ))
+        }
+        None => after(mark.base, start.position, lanes.width()),
+    };
+    let mut walked = from.clone();
     if !more && page.pets.len() < limit {
         let part = lanes::page(reader, lanes, list, from, limit - page.pets.len())?;
         more = part.more;
-        walked = Some(part.lanes);
+        walked = part.lanes;
         page.pets.extend(part.pets);
         page.notes.extend(part.notes);
     } else {
@@ -318,21 +339,21 @@ fn moved_page<S: KvStore>(
             position,
             carried,
             since_s,
-            lanes: Some(walked.unwrap_or(from)),
+            lanes: Some(walked),
         });
     }
     Ok(page)
 }
 
-/// The rounds of lanes that begin at `base` whose ids are below `position`
-/// (a counters cursor: every id below it was listed).
-fn after(base: i64, position: Option<i64>) -> [u64; LANES] {
-    let mut rounds = [0; LANES];
+/// The rounds of `width` lanes that begin at `base` whose ids are below
+/// `position` (a counters cursor: every id below it was listed).
+fn after(base: i64, position: Option<i64>, width: usize) -> Vec<u64> {
+    let mut rounds = vec![0; width];
     if let Some(position) = position.filter(|p| *p > base) {
         for (lane, round) in rounds.iter_mut().enumerate() {
             let below = position - 1 - base - lane as i64;
             if below >= 0 {
-                *round = (below / LANES as i64) as u64 + 1;
+                *round = (below / width as i64) as u64 + 1;
             }
         }
     }

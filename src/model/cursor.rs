@@ -5,11 +5,14 @@
 //! below it were issued but not yet committed when last seen,
 //! `u<d>-<d>…_<seconds>` (how far below the position each is, in base 36,
 //! and since when they are carried), then, on the lanes layout,
-//! `l<base>.<16 base-36 digits>` or `l<n>-<n>-…` (16 numbers: how far the
-//! walk went in each lane).
+//! `l<base>.<base-36 digits>` or `l<n>-<n>-…` (one number per lane of the
+//! store, 16 or 32: how far the walk went in each lane).
 
-/// Lanes of the lanes layout: a walk keeps one number per lane.
-pub const LANES: usize = 16;
+/// Most lanes a store of the lanes layout has: 32 (a store moved by 1.3.0
+/// has 16). A walk keeps one number per lane.
+pub const LANES: usize = 32;
+/// The lanes a store may have: a cursor carries as many numbers.
+pub const WIDTHS: [usize; 2] = [16, 32];
 /// Positions a cursor carries at most (more than creates run at once on
 /// one machine); a page that would carry more ends where it is.
 pub const MAX_CARRIED: usize = 64;
@@ -25,9 +28,9 @@ pub struct Cursor {
     pub carried: Vec<i64>,
     /// When the oldest of `carried` was first seen (Unix seconds).
     pub since_s: u64,
-    /// The lanes layout: per lane, the rounds (or, in a status list, the
-    /// positions) the walk has listed.
-    pub lanes: Option<[u64; LANES]>,
+    /// The lanes layout: per lane of the store (16 or 32), the rounds (or,
+    /// in a status list, the positions) the walk has listed.
+    pub lanes: Option<Vec<u64>>,
 }
 
 /// Longest number a cursor carries: 18 digits always fit an i64.
@@ -104,9 +107,9 @@ impl Cursor {
     }
 }
 
-/// `<base>.<16 digits of 0-9a-z>` when every lane is within 35 of the
-/// least, else the 16 numbers joined by `-`.
-fn encode_lanes(lanes: &[u64; LANES]) -> String {
+/// `<base>.<a digit of 0-9a-z per lane>` when every lane is within 35 of
+/// the least, else the numbers joined by `-`.
+fn encode_lanes(lanes: &[u64]) -> String {
     let base = lanes.iter().copied().min().unwrap_or(0);
     let digits: Option<String> = lanes
         .iter()
@@ -121,27 +124,22 @@ fn encode_lanes(lanes: &[u64; LANES]) -> String {
     }
 }
 
-fn parse_lanes(text: &str) -> Option<[u64; LANES]> {
-    let mut lanes = [0u64; LANES];
-    if let Some((base, digits)) = text.split_once('.') {
+fn parse_lanes(text: &str) -> Option<Vec<u64>> {
+    let lanes: Vec<u64> = if let Some((base, digits)) = text.split_once('.') {
         let base = u64::try_from(number(base)?).ok()?;
-        if digits.len() != LANES {
-            return None;
-        }
-        for (lane, c) in lanes.iter_mut().zip(digits.chars()) {
-            let d = c.to_digit(36).filter(|_| !c.is_ascii_uppercase())?;
-            *lane = base.checked_add(u64::from(d))?;
-        }
+        digits
+            .chars()
+            .map(|c| {
+                let d = c.to_digit(36).filter(|_| !c.is_ascii_uppercase())?;
+                base.checked_add(u64::from(d))
+            })
+            .collect::<Option<_>>()?
     } else {
-        let mut parts = text.split('-');
-        for lane in lanes.iter_mut() {
-            *lane = u64::try_from(number(parts.next()?)?).ok()?;
-        }
-        if parts.next().is_some() {
-            return None;
-        }
-    }
-    Some(lanes)
+        text.split('-')
+            .map(|part| u64::try_from(number(part)?).ok())
+            .collect::<Option<_>>()?
+    };
+    WIDTHS.contains(&lanes.len()).then_some(lanes)
 }
 
 fn base36(mut n: u64) -> String {
@@ -176,9 +174,9 @@ mod tests {
 
     #[test]
     fn cursors_round_trip() {
-        let mut lanes = [62_500u64; LANES];
+        let mut lanes = vec![62_500u64; LANES];
         lanes[3] = 62_501;
-        lanes[15] = 62_535;
+        lanes[31] = 62_535;
         let cases = [
             Cursor::at(21),
             Cursor {
@@ -203,7 +201,7 @@ mod tests {
                 position: Some(7),
                 carried: vec![3],
                 since_s: 5,
-                lanes: Some([0; LANES]),
+                lanes: Some(vec![0; 16]),
             },
         ];
         for cursor in cases {
@@ -222,10 +220,10 @@ mod tests {
             "c1001urs-4-2_9",
             "how far below, in base 36"
         );
-        let mut far = [4u64; LANES];
+        let mut far = vec![4u64; 16];
         far[0] = 40;
         let text = Cursor {
-            lanes: Some(far),
+            lanes: Some(far.clone()),
             ..Cursor::default()
         }
         .encode();
@@ -235,6 +233,8 @@ mod tests {
             Cursor::parse("l7.0123456789abcdez").unwrap().lanes.unwrap()[15],
             7 + 35
         );
+        let wide = Cursor::parse("l7.0123456789abcdefghijklmnopqrstuv").unwrap();
+        assert_eq!(wide.lanes.unwrap()[31], 7 + 31, "a store of 32 lanes");
     }
 
     #[test]
@@ -262,6 +262,8 @@ mod tests {
             "l1.000000000000000A",
             "l1-2-3",
             "l1-2-3-4-5-6-7-8-9-10-11-12-13-14-15-16-17",
+            "l1.00000000000000000",
+            "l1.000000000000000000000000000000000",
             "c5l1.0000000000000000x",
         ] {
             assert_eq!(Cursor::parse(bad), None, "{bad}");

@@ -52,7 +52,7 @@ pub fn create<S: KvStore>(
         // Where the lane is now; and where every lane is, when the choice
         // and ceiling were made on what has passed.
         if lost.stale {
-            lanes.heads = current_heads(store)?;
+            lanes.heads = current_heads(store, lanes.width())?;
         } else {
             lanes.heads[lane] = lost.head;
         }
@@ -64,11 +64,11 @@ pub fn create<S: KvStore>(
 /// Lanes tried one after the other without a wait.
 pub const QUICK_TRIES: u32 = 4;
 
-/// The 16 heads: one `get-many`.
-fn current_heads<S: KvStore>(store: &Retrying<'_, S>) -> Result<Vec<Head>, ApiError> {
-    let keys: Vec<String> = Lanes::head_keys().collect();
+/// The heads of the store's `width` lanes: one `get-many`.
+fn current_heads<S: KvStore>(store: &Retrying<'_, S>, width: usize) -> Result<Vec<Head>, ApiError> {
+    let keys: Vec<String> = Lanes::head_keys(width).collect();
     let found = store.get_many(&keys)?;
-    Lanes::heads(|key| {
+    Lanes::heads(width, |key| {
         found
             .iter()
             .find(|(k, _)| k == key)

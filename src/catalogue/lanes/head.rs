@@ -5,7 +5,7 @@
 //! `pet:{id}` and its status entry). Which lane a create tries.
 
 use crate::errors::ApiError;
-use crate::model::{PetStatus, LANES};
+use crate::model::PetStatus;
 
 use crate::catalogue::keys::{entry_key, pet_key};
 use crate::catalogue::record::persisted;
@@ -121,33 +121,37 @@ impl Head {
 /// the next in turn, `j`, so that creates one at a time get 1, 2, 3, …;
 /// otherwise creates run at the same moment and it is drawn from `random`,
 /// so that they spread over the lanes instead of racing for one.
-pub fn first_choice(rounds: &[u64; LANES], random: [u8; 16]) -> usize {
+pub fn first_choice(rounds: &[u64], random: [u8; 16]) -> usize {
     let fewest = rounds.iter().copied().min().unwrap_or(0);
-    let in_turn = rounds.windows(2).all(|w| w[0] >= w[1]) && rounds[0] - fewest <= 1;
+    let in_turn = rounds.windows(2).all(|w| w[0] >= w[1])
+        && rounds.first().is_some_and(|first| first - fewest <= 1);
     if in_turn {
-        return (0..LANES).find(|k| rounds[*k] == fewest).unwrap_or(0);
+        return (0..rounds.len())
+            .find(|k| rounds[*k] == fewest)
+            .unwrap_or(0);
     }
     draw(rounds, None, random)
 }
 
 /// The lane to try after losing `tried` to a create at the same moment,
 /// drawn as [`draw`] does among the others.
-pub fn other_choice(rounds: &[u64; LANES], tried: usize, random: [u8; 16]) -> usize {
+pub fn other_choice(rounds: &[u64], tried: usize, random: [u8; 16]) -> usize {
     draw(rounds, Some(tried), random)
 }
 
 /// How many rounds past the fewest a create may claim a lane: no lane runs
 /// more than `AHEAD + 1` rounds ahead of another, so an id is at most
-/// `16 × (AHEAD + 1) - 1` below one acknowledged before it.
+/// `lanes × (AHEAD + 1) - 1` below one acknowledged before it: 127 with
+/// 32 lanes, 63 with 16.
 pub const AHEAD: u64 = 3;
 
 /// The fewer-rounds of two lanes drawn among those (but `tried`) at most
 /// [`AHEAD`] rounds past the fewest: creates at the same moment spread
 /// over many lanes instead of meeting in the few left behind, and the two
 /// choices still fill those first.
-fn draw(rounds: &[u64; LANES], tried: Option<usize>, random: [u8; 16]) -> usize {
+fn draw(rounds: &[u64], tried: Option<usize>, random: [u8; 16]) -> usize {
     let fewest = rounds.iter().copied().min().unwrap_or(0);
-    let pool: Vec<usize> = (0..LANES)
+    let pool: Vec<usize> = (0..rounds.len())
         .filter(|k| Some(*k) != tried && rounds[*k] <= fewest + AHEAD)
         .collect();
     if pool.is_empty() {
@@ -230,27 +234,29 @@ mod tests {
 
     #[test]
     fn one_at_a_time_creates_fill_the_lanes_in_turn_and_racing_ones_spread() {
-        let mut rounds = [0u64; LANES];
-        for n in 0..40u64 {
-            let k = first_choice(&rounds, [n as u8; 16]);
-            assert_eq!(k as u64, n % 16, "in turn");
-            rounds[k] += 1;
+        for width in [16, 32] {
+            let mut rounds = vec![0u64; width];
+            for n in 0..80u64 {
+                let k = first_choice(&rounds, [n as u8; 16]);
+                assert_eq!(k as u64, n % width as u64, "in turn, {width} lanes");
+                rounds[k] += 1;
+            }
+            // Racing creates: lanes 0 and 5 two rounds ahead, 9 past the
+            // ceiling, 3 a round behind the rest.
+            let mut rounds = vec![1u64; width];
+            (rounds[0], rounds[5], rounds[9], rounds[3]) = (3, 3, 5, 0);
+            let mut drawn = vec![0usize; width];
+            for bits in draw_bits(8000) {
+                drawn[first_choice(&rounds, bits)] += 1;
+                let other = other_choice(&rounds, 3, bits);
+                assert!(other != 3 && rounds[other] <= AHEAD, "{other}");
+            }
+            assert_eq!(drawn[9], 0, "past the fewest + AHEAD: never");
+            let spread = drawn.iter().filter(|n| **n > 0).count();
+            assert_eq!(spread, width - 1, "every lane but 9: {drawn:?}");
+            // Two choices: the lane behind drawn most, those ahead least.
+            let even = drawn[1];
+            assert!(2 * drawn[3] > 3 * even && 4 * drawn[0] < even, "{drawn:?}");
         }
-        // Racing creates: lanes 0 and 5 two rounds ahead, 9 past the
-        // ceiling, 3 a round behind the rest.
-        let mut rounds = [1u64; LANES];
-        (rounds[0], rounds[5], rounds[9], rounds[3]) = (3, 3, 5, 0);
-        let mut drawn = [0usize; LANES];
-        for bits in draw_bits(4000) {
-            drawn[first_choice(&rounds, bits)] += 1;
-            let other = other_choice(&rounds, 3, bits);
-            assert!(other != 3 && rounds[other] <= AHEAD, "{other}");
-        }
-        assert_eq!(drawn[9], 0, "past the fewest + AHEAD: never");
-        let spread = drawn.iter().filter(|n| **n > 0).count();
-        assert!(spread >= 14, "spread over the lanes: {drawn:?}");
-        // Two choices: the lane behind drawn most, those ahead least.
-        let even = drawn[1];
-        assert!(2 * drawn[3] > 3 * even && 4 * drawn[0] < even, "{drawn:?}");
     }
 }

@@ -1,4 +1,4 @@
-//! A page of the lanes layout: the 16 lanes merged in id order. In the
+//! A page of the lanes layout: the lanes merged in id order. In the
 //! unfiltered list lane `k`'s entries are its rounds (ids known from the
 //! round alone); in a status list they are the lane's pets of that status,
 //! by position (ids learned by reading them). A lane ends at its head's
@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::errors::ApiError;
-use crate::model::{ListName, LANES};
+use crate::model::ListName;
 use crate::store::KvStore;
 
 use crate::catalogue::ahead::{Reader, BATCH_KEYS};
@@ -21,55 +21,59 @@ use crate::catalogue::record::PetRecord;
 
 use super::head::status_index;
 use super::ids::Lanes;
-use super::pieces::{lane_of_piece, piece_of, status_of, Pieces, BLOCK_ROUNDS};
+use super::pieces::{block_rounds, lane_of_piece, piece_of, status_of, Pieces};
 
 /// A page of the lanes: its pets, in id order; how far the walk went in
 /// each lane; whether entries remain; what it did to the pieces.
 #[derive(Debug, Default)]
 pub struct Part {
     pub pets: Vec<Listed>,
-    pub lanes: [u64; LANES],
+    pub lanes: Vec<u64>,
     pub more: bool,
     pub notes: Vec<String>,
 }
 
-/// The pieces a page from `from` reads with the heads, before it knows
-/// where each lane ends: the unfiltered list's blocks of the rounds a page
-/// of `limit` spans when the lanes are even, and the block of each lane's
-/// next round; a status list's piece of each lane's next position (and the
-/// one after, when the page may reach it).
-pub fn first_keys(list: ListName, from: &[u64; LANES], limit: usize) -> Vec<String> {
+/// The pieces a page from `from` (a number per lane of the store) reads
+/// with the heads, before it knows where each lane ends: the unfiltered
+/// list's blocks of the rounds a page of `limit` spans when the lanes are
+/// even, and the block of each lane's next round; a status list's piece of
+/// each lane's next position (and the one after, when the page may reach
+/// it): at most 64 keys with 32 lanes, so that with the heads and `ctr:id`
+/// they fit one `get-many`.
+pub fn first_keys(list: ListName, from: &[u64], limit: usize) -> Vec<String> {
+    let width = from.len().max(1);
     let mut keys = Vec::new();
     let mut add = |key: String| {
         if !keys.contains(&key) {
             keys.push(key);
         }
     };
-    let rounds = limit as u64 / LANES as u64 + 2;
+    let rounds = limit as u64 / width as u64 + 2;
     if list == ListName::All {
         let first = from.iter().copied().min().unwrap_or(0) + 1;
-        for round in (first..=first + rounds).step_by(BLOCK_ROUNDS as usize) {
-            add(piece_of(list, 0, round));
+        for round in (first..=first + rounds).step_by(block_rounds(width) as usize) {
+            add(piece_of(list, width, 0, round));
         }
     }
     // A status may sit in half the lanes only (ids of one parity, say): a
     // page then takes twice as many positions from each of those.
-    let positions = 2 * (limit as u64 / LANES as u64) + 2;
+    let positions = 2 * (limit as u64 / width as u64) + 2;
     for (lane, done) in from.iter().enumerate() {
-        add(piece_of(list, lane, done + 1));
+        add(piece_of(list, width, lane, done + 1));
         if list != ListName::All {
-            add(piece_of(list, lane, done + positions));
+            add(piece_of(list, width, lane, done + positions));
         }
     }
     keys
 }
 
-/// Up to `limit` pets of `list` after `from` (per lane, what was listed).
+/// Up to `limit` pets of `list` after `from` (per lane of the store, what
+/// was listed).
 pub fn page<S: KvStore>(
     reader: &mut Reader<'_, S>,
     lanes: &Lanes,
     list: ListName,
-    from: [u64; LANES],
+    from: Vec<u64>,
     limit: usize,
 ) -> Result<Part, ApiError> {
     let mut merge = Merge::new(reader, lanes, list, from, limit)?;
@@ -104,9 +108,9 @@ struct Merge<'m, 's, S: KvStore> {
     list: ListName,
     limit: usize,
     /// Per lane: the last entry, and the next to consider.
-    end: [u64; LANES],
-    next: [u64; LANES],
-    from: [u64; LANES],
+    end: Vec<u64>,
+    next: Vec<u64>,
+    from: Vec<u64>,
     /// Entries whose pet is known, by lane and index.
     known: BTreeMap<(usize, u64), Listed>,
     /// Entries chosen for the page, in id order: lane, index, id.
@@ -123,16 +127,17 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         reader: &'m mut Reader<'s, S>,
         lanes: &'m Lanes,
         list: ListName,
-        from: [u64; LANES],
+        from: Vec<u64>,
         limit: usize,
     ) -> Result<Self, ApiError> {
+        let width = lanes.width();
         let mut merge = Merge {
             reader,
             lanes,
             list,
             limit,
-            end: [0; LANES],
-            next: [0; LANES],
+            end: vec![0; width],
+            next: vec![0; width],
             from,
             known: BTreeMap::new(),
             chosen: Vec::new(),
@@ -145,7 +150,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
                 None => head.round,
                 Some(status) => head.counts[status_index(status)],
             };
-            merge.next[lane] = from[lane] + 1;
+            merge.next[lane] = merge.from[lane] + 1;
             // The head's pet: the last entry of its lane (of its status's).
             if let Some(last) = &head.last {
                 if status_of(list).is_none_or(|s| s == last.status) {
@@ -173,7 +178,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         self.blocked = false;
         while self.chosen.len() < self.limit {
             let mut best: Option<(i64, usize)> = None;
-            for lane in 0..LANES {
+            for lane in 0..self.lanes.width() {
                 if self.next[lane] > self.end[lane] {
                     continue;
                 }
@@ -204,8 +209,9 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         }
         if self.blocked {
             let left = self.limit - self.chosen.len();
-            let per_lane = (left / LANES + 2) as u64;
-            for lane in 0..LANES {
+            let width = self.lanes.width();
+            let per_lane = (left / width + 2) as u64;
+            for lane in 0..width {
                 let last = self.end[lane].min(self.next[lane] + per_lane - 1);
                 asked.extend((self.next[lane]..=last).map(|index| (lane, index)));
             }
@@ -213,7 +219,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         asked.retain(|entry| !self.known.contains_key(entry));
         let mut keys: Vec<String> = Vec::new();
         for (lane, index) in &asked {
-            let piece = piece_of(self.list, *lane, *index);
+            let piece = self.piece_of(*lane, *index);
             if !self.pieces.has(&piece) && !keys.contains(&piece) {
                 keys.push(piece);
             }
@@ -239,12 +245,17 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         }
     }
 
+    /// The key of the piece that holds entry `index` of `lane`.
+    fn piece_of(&self, lane: usize, index: u64) -> String {
+        piece_of(self.list, self.lanes.width(), lane, index)
+    }
+
     /// The pieces the first `get-many` fetched (with the heads).
     fn take_pieces_fetched(&mut self) {
-        for lane in 0..LANES {
+        for lane in 0..self.lanes.width() {
             let mut index = self.next[lane];
             while index <= self.end[lane] {
-                let key = piece_of(self.list, lane, index);
+                let key = self.piece_of(lane, index);
                 match (self.pieces.has(&key), self.reader.holds(&key)) {
                     (false, true) => self.take_piece(&key),
                     (false, false) => break,
@@ -258,7 +269,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
     /// The first index past the piece that holds `index`.
     fn after_piece(&self, index: u64) -> u64 {
         let span = match self.list {
-            ListName::All => BLOCK_ROUNDS,
+            ListName::All => block_rounds(self.lanes.width()),
             ListName::Status(_) => PIECE_LEN as u64,
         };
         (index - 1) / span * span + span + 1
@@ -282,7 +293,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
     /// What the last batch fetched: pieces, then stored pets.
     fn take_fetched(&mut self) -> Result<(), ApiError> {
         for (lane, index) in std::mem::take(&mut self.asked) {
-            let piece = piece_of(self.list, lane, index);
+            let piece = self.piece_of(lane, index);
             if !self.pieces.has(&piece) && self.reader.holds(&piece) {
                 self.take_piece(&piece);
             }
@@ -323,7 +334,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
 
     fn finish(mut self) -> Result<Part, ApiError> {
         let mut part = Part {
-            lanes: self.from,
+            lanes: std::mem::take(&mut self.from),
             ..Part::default()
         };
         for (lane, index, _) in std::mem::take(&mut self.chosen) {
@@ -331,7 +342,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
             part.lanes[lane] = index;
             part.pets.push(pet);
         }
-        part.more = (0..LANES).any(|lane| part.lanes[lane] < self.end[lane]);
+        part.more = part.lanes.iter().zip(&self.end).any(|(at, end)| at < end);
         // What the page learned goes back into the pieces it read.
         let learned: Vec<((usize, u64), Listed)> =
             self.known.iter().map(|(k, v)| (*k, v.clone())).collect();
@@ -340,8 +351,8 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
                 ListName::All => pet.id,
                 ListName::Status(_) => index as i64,
             };
-            self.pieces
-                .learn(&piece_of(self.list, lane, index), position, &pet);
+            let piece = self.piece_of(lane, index);
+            self.pieces.learn(&piece, position, &pet);
         }
         part.notes = self.pieces.write_back(self.reader.store());
         Ok(part)

@@ -16,5 +16,5 @@ mod pieces;
 
 pub use claim::create;
 pub use head::Head;
-pub use ids::{lane_of, Lanes};
+pub use ids::{lanes_of, Lanes};
 pub use merge::{first_keys, page};

@@ -1,8 +1,9 @@
 //! The pieces a lanes page reads, and the ones it writes back: a cache of
 //! what every lane stored, built by readers, since a pet never changes once
-//! its round is claimed. `ix3:all:{block}` holds rounds `2·block + 1` and
-//! `2·block + 2` of every lane, by id; `ix3:{status}:{lane}:{k}` positions
-//! `32k + 1 … 32k + 32` of that status's pets in that lane.
+//! its round is claimed. `ix3:all:{block}` holds 32 ids, by id: rounds
+//! `block + 1` of every lane of 32 (or `2·block + 1` and `2·block + 2` of
+//! 16); `ix3:{status}:{lane}:{k}` positions `32k + 1 … 32k + 32` of that
+//! status's pets in that lane.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,16 +16,23 @@ use crate::catalogue::keys::{lane_piece_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::{Piece, Stored};
 
-/// Rounds of every lane a block of the unfiltered list holds.
-pub const BLOCK_ROUNDS: u64 = 2;
+/// Ids a block of the unfiltered list holds: rounds of every lane of a
+/// store of `width` lanes.
+pub const BLOCK_IDS: u64 = 32;
 
-/// Where the entry `index` of `lane` lives in `list`'s pieces: the key,
-/// and the position it has there (the id in a block, else the index).
-pub fn piece_of(list: ListName, lane: usize, index: u64) -> String {
-    match list {
-        ListName::All => lane_piece_key(list, lane, ((index - 1) / BLOCK_ROUNDS) as i64),
-        ListName::Status(_) => lane_piece_key(list, lane, ((index - 1) / PIECE_LEN as u64) as i64),
-    }
+/// Rounds of every lane a block holds, on a store of `width` lanes.
+pub fn block_rounds(width: usize) -> u64 {
+    (BLOCK_IDS / width as u64).max(1)
+}
+
+/// The key of the piece of `list` that holds entry `index` of `lane` on a
+/// store of `width` lanes.
+pub fn piece_of(list: ListName, width: usize, lane: usize, index: u64) -> String {
+    let span = match list {
+        ListName::All => block_rounds(width),
+        ListName::Status(_) => PIECE_LEN as u64,
+    };
+    lane_piece_key(list, lane, ((index - 1) / span) as i64)
 }
 
 /// The pieces a page has read, and what it learned that they lack.
