@@ -1,6 +1,6 @@
 //! The lanes layout (DynamoDB, `catalogue_layout = lanes`): ids come from
-//! 16 lanes, each a log of rounds; round `n` of lane `k` is id
-//! `base + 16·(n − 1) + k`. A create claims the next round of a lane by a
+//! `w` lanes (32; 16 on a store 1.3.0 claimed), each a log of rounds;
+//! round `n` of lane `k` is id `base + w·(n − 1) + k`. A create claims the next round of a lane by a
 //! compare-and-swap of the lane's head, which holds that round's pet, after
 //! storing the pet the head held before: so every round up to the head's is
 //! a pet, stored or in the head, and there are no holes and no create

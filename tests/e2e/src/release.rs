@@ -12,16 +12,30 @@ use crate::workspace;
 /// The commit "Release 1.2.0" on `main`.
 pub const RELEASE_1_2_0: &str = "da6c5ef951983553acdfa133dd61cad5939b20c3";
 
+/// The last commit of release 1.3.0 on `main` (lanes: 16 of them).
+pub const RELEASE_1_3_0: &str = "23fec3a66b3b75c2a310991e00ef10a408f8d441";
+
 /// The manifest of release 1.2.0's API component, built once per test run
 /// (and kept in `target/releases/` across runs).
 pub fn release_1_2_0() -> PathBuf {
     static MANIFEST: OnceLock<PathBuf> = OnceLock::new();
     MANIFEST
-        .get_or_init(|| build(RELEASE_1_2_0, "1.2.0"))
+        .get_or_init(|| build(RELEASE_1_2_0, "1.2.0", &[]))
         .clone()
 }
 
-fn build(commit: &str, version: &str) -> PathBuf {
+/// The manifest of release 1.3.0's API component, with its variable
+/// `catalogue_layout`.
+pub fn release_1_3_0() -> PathBuf {
+    static MANIFEST: OnceLock<PathBuf> = OnceLock::new();
+    MANIFEST
+        .get_or_init(|| build(RELEASE_1_3_0, "1.3.0", &["catalogue_layout"]))
+        .clone()
+}
+
+/// Builds the release of `commit`; its manifest declares 1.2.0's variables
+/// and `more` (each defaulting to what spin.toml's does, set by the test).
+fn build(commit: &str, version: &str, more: &[&str]) -> PathBuf {
     let root = workspace().join("target/releases");
     let tree = root.join(version);
     if !tree.join("Cargo.toml").exists() {
@@ -56,22 +70,39 @@ fn build(commit: &str, version: &str) -> PathBuf {
             "-p",
             "petstore",
         ])
-        .env("CARGO_TARGET_DIR", root.join("target"))
+        // Its own target directory: a cdylib's output has no hash in its
+        // name, so two releases built in one would overwrite each other's
+        // while cargo calls both fresh.
+        .env("CARGO_TARGET_DIR", root.join(format!("target-{version}")))
         .status()
         .expect("cargo build");
     assert!(built.success(), "building release {version}");
-    let wasm = root.join("target/wasm32-wasip1/release/petstore.wasm");
+    let wasm = root.join(format!(
+        "target-{version}/wasm32-wasip1/release/petstore.wasm"
+    ));
     // Its manifest's API part: its variables, its route, its component.
+    let mut variables = vec!["idempotency_lease_ms", "cors_origins", "key_value_backend"];
+    variables.extend(more);
+    let default = |name: &str| match name {
+        "idempotency_lease_ms" => "10000",
+        "key_value_backend" => "spin",
+        "catalogue_layout" => "counters",
+        _ => "",
+    };
+    let declared: String = variables
+        .iter()
+        .map(|v| format!("{v} = {{ default = \"{}\" }}\n", default(v)))
+        .collect();
+    let passed: String = variables
+        .iter()
+        .map(|v| format!("{v} = \"{{{{ {v} }}}}\"\n"))
+        .collect();
     let manifest = format!(
         "spin_manifest_version = 2\n\n[application]\nname = \"petstore\"\nversion = \"{version}\"\n\n\
-         [variables]\napi_key = {{ required = true, secret = true }}\n\
-         idempotency_lease_ms = {{ default = \"10000\" }}\ncors_origins = {{ default = \"\" }}\n\
-         key_value_backend = {{ default = \"spin\" }}\n\n\
+         [variables]\napi_key = {{ required = true, secret = true }}\n{declared}\n\
          [[trigger.http]]\nroute = \"/v1/...\"\ncomponent = \"petstore\"\n\n\
          [component.petstore]\nsource = \"{}\"\nallowed_outbound_hosts = []\nkey_value_stores = [\"default\"]\n\n\
-         [component.petstore.variables]\napi_key = \"{{{{ api_key }}}}\"\n\
-         idempotency_lease_ms = \"{{{{ idempotency_lease_ms }}}}\"\ncors_origins = \"{{{{ cors_origins }}}}\"\n\
-         key_value_backend = \"{{{{ key_value_backend }}}}\"\n",
+         [component.petstore.variables]\napi_key = \"{{{{ api_key }}}}\"\n{passed}",
         wasm.display()
     );
     let path = tree.join("spin-api.toml");

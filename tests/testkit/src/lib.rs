@@ -579,7 +579,8 @@ pub fn handed_out_ids(peek: impl Fn(&str) -> Option<Vec<u8>>) -> BTreeSet<i64> {
         StoreLayout::Counters(last) => (1..=last).collect(),
         StoreLayout::Lanes(mark) => {
             let mut ids: BTreeSet<i64> = (1..=mark.legacy_last).collect();
-            for lane in 0..petstore::model::LANES as i64 {
+            let width = mark.lanes as i64;
+            for lane in 0..width {
                 let round = peek(&format!("lane:{lane}")).map_or(0, |head| {
                     let head = String::from_utf8_lossy(&head).to_string();
                     head.split(' ')
@@ -587,7 +588,7 @@ pub fn handed_out_ids(peek: impl Fn(&str) -> Option<Vec<u8>>) -> BTreeSet<i64> {
                         .and_then(|r| r.parse().ok())
                         .unwrap_or(0)
                 });
-                ids.extend((1..=round).map(|n| mark.base + 16 * (n - 1) + lane));
+                ids.extend((1..=round).map(|n| mark.base + width * (n - 1) + lane));
             }
             ids
         }

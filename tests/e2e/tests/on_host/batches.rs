@@ -113,8 +113,8 @@ fn a_create_on_dynamodb_writes_its_slot_then_its_pet_or_claims_a_round() {
             ("catalogue_layout", layout),
         ]);
         let server = serve_app(app, petstore_host::kv::Backend::Memory);
-        // Sixteen pets: the next create's lane holds one in its head.
-        for _ in 0..16 {
+        // 32 pets: the next create's lane (of 32) holds one in its head.
+        for _ in 0..32 {
             server.api.create("first", "sold");
         }
         server.kv().reset_stats();

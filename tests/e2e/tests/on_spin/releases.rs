@@ -5,13 +5,15 @@
 //! the lanes' mark in `ctr:id`) and stores nothing, and this release still
 //! configured for counters answers 503 `misconfigured` to writes and says so
 //! in `/v1/health`. An instance asked for lanes on SQLite fails its probe.
+//! Release 1.3.0 and this one share a store of 16 lanes, which 1.3.0
+//! claimed; 1.3.0 cannot write one of 32, which this release claims.
 //! This release, pushed to an OCI registry as the deploy recipes pull it,
 //! serves the API and its reference page from there.
 
 use std::collections::BTreeSet;
 
 use petstore_e2e::registry::{release_version, Registry};
-use petstore_e2e::release::release_1_2_0;
+use petstore_e2e::release::{release_1_2_0, release_1_3_0};
 use petstore_e2e::stores::{Backend, Store};
 
 const PET: &str = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
@@ -69,6 +71,70 @@ fn release_1_2_0_shares_a_counters_store_and_cannot_write_one_moved_to_lanes() {
         ),
         (Some("lanes"), Some(20))
     );
+}
+
+/// Release 1.3.0 claimed stores with 16 lanes (mark `petstore-lanes 1`):
+/// this release keeps such a store at 16, so both serve it side by side,
+/// each listing every id the other hands out. A store this release claims
+/// has 32 lanes, whose mark 1.3.0 cannot read: it stores nothing there.
+#[test]
+fn release_1_3_0_shares_a_store_of_16_lanes_and_cannot_write_one_of_32() {
+    let store = Store::with_layout(Backend::Dynamo, "lanes");
+    let old = store
+        .launch_release(&release_1_3_0())
+        .variable("catalogue_layout", "lanes")
+        .start();
+    let new = store.start();
+    let mut ids = BTreeSet::new();
+    ids.insert(old.api.create("old-first", "sold"));
+    for i in 0..20 {
+        ids.insert(new.api.create(&format!("new{i}"), "available"));
+        ids.insert(old.api.create(&format!("old{i}"), "pending"));
+    }
+    assert_eq!(
+        ids,
+        (1..=41).collect(),
+        "one at a time: 1, 2, 3, … over 16 lanes"
+    );
+    assert!(
+        store.direct().get("lane:16").expect("a read").is_none(),
+        "no 17th lane"
+    );
+    old.api.assert_consistent(&ids, 1);
+    new.api.assert_consistent(&ids, 1);
+    let health = new.probe("probe-16").json();
+    assert_eq!(
+        (health["layout"].as_str(), health["lanes"].as_i64()),
+        (Some("lanes"), Some(16)),
+        "{health}"
+    );
+    // A cursor of either release goes on in the other.
+    let first = new.api.get("/v1/pets?limit=7");
+    let next = first.next_link().expect("a next link");
+    assert_eq!(old.api.get(&next).ids(), (8..=14).collect::<Vec<_>>());
+
+    let wide = Store::with_layout(Backend::Dynamo, "lanes");
+    let new = wide.start();
+    let old = wide
+        .launch_release(&release_1_3_0())
+        .variable("catalogue_layout", "lanes")
+        .start();
+    let ids: BTreeSet<i64> = (0..40)
+        .map(|i| new.api.create(&format!("p{i}"), "sold"))
+        .collect();
+    assert!(
+        wide.direct().get("lane:31").expect("a read").is_some(),
+        "32 lanes"
+    );
+    let keys = wide.direct().key_count();
+    let r = old.api.post(PET);
+    assert!(r.status >= 500, "1.3.0 answered {}: {}", r.status, r.body);
+    let r = old.api.post_keyed("old-key", PET);
+    assert!(r.status >= 500, "1.3.0 answered {}: {}", r.status, r.body);
+    assert!(wide.direct().key_count() <= keys + 1, "1.3.0 stored a pet");
+    assert_eq!(wide.handed_out_ids(), ids, "no id taken by 1.3.0");
+    assert!(old.api.get("/v1/pets").status >= 500, "1.3.0 lists no part");
+    new.api.assert_consistent(&ids, 1);
 }
 
 #[test]
