@@ -2,7 +2,7 @@
 //! interface ([`Catalogue`]: getPet's read, a page, a create, the health
 //! report) over two layouts, each a module that knows nothing of the other:
 //! `counters` (one id counter; every store of 1.0.0–1.2.0, SQLite, Redis)
-//! and `lanes` (16 logs of ids claimed by compare-and-swap; DynamoDB, where
+//! and `lanes` (32 logs of ids claimed by compare-and-swap; DynamoDB, where
 //! creates must scale out). This file and `layout` are where the layouts
 //! meet: the store says which it holds, the operator which it should.
 //! docs/key-value-layout.md.
@@ -162,7 +162,8 @@ impl<'a, S: KvStore> Catalogue<'a, S> {
         // as if they began at id 1, where a new store's do).
         // A lanes cursor has a number per lane of its store; a page with
         // none reads the heads of 32 lanes, as many as a store may have.
-        let lanes_from = (start.lanes.clone()).unwrap_or_else(|| after(1, start.position, LANES));
+        let lanes_from =
+            (start.lanes.clone()).unwrap_or_else(|| lanes::rounds_below(1, start.position, LANES));
         let mut keys = vec![ID_COUNTER.to_string()];
         keys.extend(Lanes::head_keys(lanes_from.len()));
         if start.position.is_some() {
@@ -322,7 +323,7 @@ fn moved_page<S: KvStore>(
                     .into(),
             ))
         }
-        None => after(mark.base, start.position, lanes.width()),
+        None => lanes::rounds_below(mark.base, start.position, lanes.width()),
     };
     let mut walked = from.clone();
     if !more && page.pets.len() < limit {
@@ -343,19 +344,4 @@ fn moved_page<S: KvStore>(
         });
     }
     Ok(page)
-}
-
-/// The rounds of `width` lanes that begin at `base` whose ids are below
-/// `position` (a counters cursor: every id below it was listed).
-fn after(base: i64, position: Option<i64>, width: usize) -> Vec<u64> {
-    let mut rounds = vec![0; width];
-    if let Some(position) = position.filter(|p| *p > base) {
-        for (lane, round) in rounds.iter_mut().enumerate() {
-            let below = position - 1 - base - lane as i64;
-            if below >= 0 {
-                *round = (below / width as i64) as u64 + 1;
-            }
-        }
-    }
-    rounds
 }

@@ -76,3 +76,18 @@ impl Lanes {
 pub fn lanes_of(id: i64) -> [usize; 2] {
     [((id - 1) % 16) as usize, ((id - 1) % LANES as i64) as usize]
 }
+
+/// The rounds of `width` lanes that begin at `base` whose ids are below
+/// `position` (a counters cursor: every id below it was listed).
+pub fn rounds_below(base: i64, position: Option<i64>, width: usize) -> Vec<u64> {
+    let mut rounds = vec![0; width];
+    if let Some(position) = position.filter(|p| *p > base) {
+        for (lane, round) in rounds.iter_mut().enumerate() {
+            let below = position - 1 - base - lane as i64;
+            if below >= 0 {
+                *round = (below / width as i64) as u64 + 1;
+            }
+        }
+    }
+    rounds
+}

@@ -33,40 +33,6 @@ pub struct Part {
     pub notes: Vec<String>,
 }
 
-/// The pieces a page from `from` (a number per lane of the store) reads
-/// with the heads, before it knows where each lane ends: the unfiltered
-/// list's blocks of the rounds a page of `limit` spans when the lanes are
-/// even, and the block of each lane's next round; a status list's piece of
-/// each lane's next position (and the one after, when the page may reach
-/// it): at most 64 keys with 32 lanes, so that with the heads and `ctr:id`
-/// they fit one `get-many`.
-pub fn first_keys(list: ListName, from: &[u64], limit: usize) -> Vec<String> {
-    let width = from.len().max(1);
-    let mut keys = Vec::new();
-    let mut add = |key: String| {
-        if !keys.contains(&key) {
-            keys.push(key);
-        }
-    };
-    let rounds = limit as u64 / width as u64 + 2;
-    if list == ListName::All {
-        let first = from.iter().copied().min().unwrap_or(0) + 1;
-        for round in (first..=first + rounds).step_by(block_rounds(width) as usize) {
-            add(piece_of(list, width, 0, round));
-        }
-    }
-    // A status may sit in half the lanes only (ids of one parity, say): a
-    // page then takes twice as many positions from each of those.
-    let positions = 2 * (limit as u64 / width as u64) + 2;
-    for (lane, done) in from.iter().enumerate() {
-        add(piece_of(list, width, lane, done + 1));
-        if list != ListName::All {
-            add(piece_of(list, width, lane, done + positions));
-        }
-    }
-    keys
-}
-
 /// Up to `limit` pets of `list` after `from` (per lane of the store, what
 /// was listed).
 pub fn page<S: KvStore>(

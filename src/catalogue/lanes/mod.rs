@@ -16,5 +16,6 @@ mod pieces;
 
 pub use claim::create;
 pub use head::Head;
-pub use ids::{lanes_of, Lanes};
-pub use merge::{first_keys, page};
+pub use ids::{lanes_of, rounds_below, Lanes};
+pub use merge::page;
+pub use pieces::first_keys;

@@ -35,6 +35,40 @@ pub fn piece_of(list: ListName, width: usize, lane: usize, index: u64) -> String
     lane_piece_key(list, lane, ((index - 1) / span) as i64)
 }
 
+/// The pieces a page from `from` (a number per lane of the store) reads
+/// with the heads, before it knows where each lane ends: the unfiltered
+/// list's blocks of the rounds a page of `limit` spans when the lanes are
+/// even, and the block of each lane's next round; a status list's piece of
+/// each lane's next position (and the one after, when the page may reach
+/// it): at most 64 keys with 32 lanes, so that with the heads and `ctr:id`
+/// they fit one `get-many`.
+pub fn first_keys(list: ListName, from: &[u64], limit: usize) -> Vec<String> {
+    let width = from.len().max(1);
+    let mut keys = Vec::new();
+    let mut add = |key: String| {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    };
+    let rounds = limit as u64 / width as u64 + 2;
+    if list == ListName::All {
+        let first = from.iter().copied().min().unwrap_or(0) + 1;
+        for round in (first..=first + rounds).step_by(block_rounds(width) as usize) {
+            add(piece_of(list, width, 0, round));
+        }
+    }
+    // A status may sit in half the lanes only (ids of one parity, say): a
+    // page then takes twice as many positions from each of those.
+    let positions = 2 * (limit as u64 / width as u64) + 2;
+    for (lane, done) in from.iter().enumerate() {
+        add(piece_of(list, width, lane, done + 1));
+        if list != ListName::All {
+            add(piece_of(list, width, lane, done + positions));
+        }
+    }
+    keys
+}
+
 /// The pieces a page has read, and what it learned that they lack.
 #[derive(Default)]
 pub struct Pieces {
@@ -82,28 +116,37 @@ impl Pieces {
         }
     }
 
-    /// Writes the pieces that learned pets back (one `set`, or `set-many`s
-    /// of [`BATCH_WRITES`]); what the page did to the pieces, for its log
-    /// line. A write that fails is only said: the next page repairs again.
+    /// Writes the pieces that learned pets back, in one call (`set`, or a
+    /// `set-many` of at most [`BATCH_WRITES`]: a page after a burst of
+    /// creates touches a piece in each of 32 lanes, and a second write
+    /// would be a round trip more); what the page did to the pieces, for
+    /// its log line. A piece not written, or whose write failed, is only
+    /// said: a later page that reads it repairs it again.
     pub fn write_back<S: KvStore>(&mut self, store: &S) -> Vec<String> {
         let writes = self.repairs();
-        for chunk in writes.chunks(BATCH_WRITES) {
-            let written = match chunk {
-                [(key, text)] => store.set(key, text),
-                many => store.set_many(many),
-            };
-            if let Err(e) = written {
-                self.notes.push(format!("index pieces not written ({e})"));
-            }
+        let written = match &writes[..] {
+            [] => Ok(()),
+            [(key, text)] => store.set(key, text),
+            many => store.set_many(many),
+        };
+        if let Err(e) = written {
+            self.notes.push(format!("index pieces not written ({e})"));
         }
         std::mem::take(&mut self.notes)
     }
 
     /// The pieces that learned pets, whole: what they held and what was
-    /// learned, never less than was read.
+    /// learned, never less than was read; the first [`BATCH_WRITES`] by
+    /// key.
     fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
         let mut writes = Vec::new();
-        for (key, added) in std::mem::take(&mut self.added) {
+        let added = std::mem::take(&mut self.added);
+        if added.len() > BATCH_WRITES {
+            let left = added.len() - BATCH_WRITES;
+            self.notes
+                .push(format!("{left} index pieces left for a later page"));
+        }
+        for (key, added) in added.into_iter().take(BATCH_WRITES) {
             // Taken, not removed: see `Reader::fetched`.
             let Some(mut piece) = self.read.get_mut(&key).map(std::mem::take) else {
                 continue;
