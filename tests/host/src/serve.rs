@@ -4,7 +4,9 @@
 //! shown or dropped.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Result;
 use bytes::Bytes;
@@ -13,7 +15,7 @@ use hyper::server::conn::http1;
 use tokio::net::TcpListener;
 use wasmtime::Store;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-use wasmtime_wasi::WasiCtx;
+use wasmtime_wasi::{HostWallClock, WasiCtx};
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
@@ -33,20 +35,53 @@ pub enum Output {
     Discard,
 }
 
-/// A running application: a compiled component, its store, its variables.
+/// The wall clock the component reads (`wasi:clocks/wall-clock`): the
+/// real one, moved on by what a test advanced it, so that a lease runs out
+/// without the test waiting for it.
+#[derive(Clone, Default)]
+struct TestClock {
+    ahead_ms: Arc<AtomicU64>,
+}
+
+impl HostWallClock for TestClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(1)
+    }
+
+    fn now(&self) -> Duration {
+        let real = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        real + Duration::from_millis(self.ahead_ms.load(Ordering::SeqCst))
+    }
+}
+
+/// A running application: a compiled component, its store, its variables,
+/// the clock its requests read.
 pub struct Host {
     loaded: Arc<Loaded>,
     kv: KvStore,
     output: Output,
+    clock: TestClock,
 }
 
 impl Host {
     pub fn new(loaded: Arc<Loaded>, kv: KvStore, output: Output) -> Arc<Host> {
-        Arc::new(Host { loaded, kv, output })
+        Arc::new(Host {
+            loaded,
+            kv,
+            output,
+            clock: TestClock::default(),
+        })
     }
 
     pub fn kv(&self) -> &KvStore {
         &self.kv
+    }
+
+    /// Moves the clock that requests read `ms` on (real time runs too).
+    pub fn advance_clock(&self, ms: u64) {
+        self.clock.ahead_ms.fetch_add(ms, Ordering::SeqCst);
     }
 
     /// Accepts connections until the runtime stops.
@@ -96,6 +131,7 @@ impl Host {
     ) -> Result<hyper::Response<HyperOutgoingBody>> {
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stderr();
+        wasi.wall_clock(self.clock.clone());
         let pipe = match &self.output {
             Output::Inherit => {
                 wasi.inherit_stdout();

@@ -4,9 +4,8 @@
 //! a create whose commit failed holds its key until the lease ends.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
-use petstore_e2e::client::{Api, Reply};
+use petstore_e2e::client::Reply;
 use petstore_host::kv::Fault;
 
 use crate::support::{loaded, serve_app, Server, BACKENDS, LEASE_MS};
@@ -21,8 +20,9 @@ fn calls_of_a_keyed_create(server: &Server) -> u64 {
 }
 
 /// Retries until a 201, waiting out the lease on a 409 as a client that
-/// honours `Retry-After` would (the suites' lease is shorter than a second).
-fn retry_until_created(api: &Api, key: &str, body: &str) -> Reply {
+/// honours `Retry-After` would: the host's clock moved past it, no wait.
+fn retry_until_created(server: &Server, key: &str, body: &str) -> Reply {
+    let api = &server.api;
     petstore_testkit::retry_until_created(
         20,
         || {
@@ -38,7 +38,7 @@ fn retry_until_created(api: &Api, key: &str, body: &str) -> Reply {
             let after = r.header("retry-after").and_then(|v| v.parse().ok());
             (r.status, after, r)
         },
-        |_| std::thread::sleep(Duration::from_millis(LEASE_MS + 50)),
+        |_| server.host.advance_clock(LEASE_MS + 50),
     )
 }
 
@@ -69,7 +69,7 @@ fn a_create_whose_commit_failed_is_409_until_its_lease_ends_then_a_retry_finishe
         r.assert_error(409, "idempotency_key_in_use");
         let wait: u64 = r.header("retry-after").unwrap().parse().unwrap();
         assert!((1..=2).contains(&wait), "{wait}");
-        std::thread::sleep(Duration::from_secs(wait));
+        server.host.advance_clock(wait * 1000);
         let finished = server.api.post_keyed("k", REX);
         let id = finished.created_id();
         assert_eq!(finished.header("idempotent-replayed"), None);
@@ -110,7 +110,7 @@ fn a_fault_at_every_call_of_a_keyed_create_then_retries_make_exactly_one_pet() {
                     first.status, first.body
                 );
                 assert!([201, 503].contains(&first.status), "{context}");
-                let retried = retry_until_created(&server.api, &key, &body);
+                let retried = retry_until_created(&server, &key, &body);
                 let id = retried.created_id();
                 if first.status == 201 {
                     assert_eq!(first.created_id(), id, "{context}");
