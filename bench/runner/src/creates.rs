@@ -4,11 +4,13 @@
 //! store's region), each number of `spin up` instances on one table, and
 //! each number of clients spread over the instances, every client creating
 //! back to back on its own keep-alive connection. An empty catalogue per
-//! delay; the answers that are not 201 are counted.
+//! delay, or (`--moved N`) one of N pets in the counters layout, which the
+//! first create moves to lanes; the answers that are not 201 are counted.
 
 use std::time::Duration;
 
 use anyhow::Result;
+use petstore::model::PetStatus;
 use petstore_e2e::line::Line;
 use petstore_e2e::spin::SpinUp;
 use petstore_e2e::stores::{Backend, Store};
@@ -37,7 +39,17 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
         load::closed_over(&[addr], &request, most, 2.0 * o.seconds)?;
     }
     for &delay in &o.delays {
-        let store = Store::new(Backend::Dynamo);
+        let store = if o.moved > 0 {
+            let store = Store::with_layout(Backend::Dynamo, "counters");
+            store.preload(o.moved, |n| PetStatus::ALL[n % 3]);
+            println!(
+                "| {delay} ms | {} pets of the counters layout, preloaded | | | | | |",
+                o.moved
+            );
+            store
+        } else {
+            Store::new(Backend::Dynamo)
+        };
         // One line for every instance: the same distance to the store.
         let line = (delay > 0.0).then(|| {
             let local = petstore_e2e::dynamo::local().endpoint.clone();
@@ -47,7 +59,10 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
         for &instances in &o.instances {
             let running: Vec<SpinUp> = (0..instances)
                 .map(|_| {
-                    let mut launch = store.launch().variable("api_key", &serving.api_key);
+                    let mut launch = store
+                        .launch()
+                        .variable("api_key", &serving.api_key)
+                        .variable("catalogue_layout", "lanes");
                     if let Some(line) = &line {
                         launch = launch.env("AWS_ENDPOINT_URL", line.endpoint());
                     }

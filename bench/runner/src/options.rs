@@ -52,11 +52,14 @@ pub struct Options {
     /// The creates mode's delays a call (ms) and numbers of instances.
     pub delays: Vec<f64>,
     pub instances: Vec<usize>,
+    /// The creates mode on a moved store: each table first holds this many
+    /// pets of the counters layout, moved to lanes by the first create.
+    pub moved: usize,
 }
 
 const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates|walks|move --backends sqlite,redis,dynamo \
                      --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
-                     --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N";
+                     --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N --moved N";
 
 fn mode(name: &str) -> Option<Mode> {
     match name {
@@ -97,6 +100,7 @@ pub fn parse() -> Result<Options> {
         dynamo_rtt_ms: 0.0,
         delays: vec![0.0, 10.0, 30.0],
         instances: vec![1, 2, 4],
+        moved: 0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -110,6 +114,7 @@ pub fn parse() -> Result<Options> {
             "--dynamo-rtt-ms" => o.dynamo_rtt_ms = value.parse()?,
             "--delays" => o.delays = list(&value, |v| v.parse().ok())?,
             "--instances" => o.instances = list(&value, |v| v.parse().ok())?,
+            "--moved" => o.moved = value.parse()?,
             "--pets" => o.pets = list(&value, |v| v.parse().ok())?,
             "--seconds" => o.seconds = value.parse()?,
             "--connections" => o.connections = list(&value, |v| v.parse().ok())?,
