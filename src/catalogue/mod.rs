@@ -10,6 +10,7 @@
 mod ahead;
 pub mod backend;
 mod counters;
+mod created;
 pub mod keys;
 mod lanes;
 pub mod layout;
@@ -19,14 +20,15 @@ mod piece;
 mod record;
 
 pub use backend::{Batches, ClaimBy, KvBackend, Reads};
+pub use created::{Created, Keyed, Lease};
 pub use keys::{decode_counter, ID_COUNTER, PIECE_LEN};
 pub use layout::{Health, LayoutName, Mark, StoreLayout, CATALOGUE_LAYOUT};
 pub use listed::{pets_body, Listed};
-pub use pending::{COMMIT_WITHIN_MS, SEAL_AFTER_MS};
+pub use pending::{Clock, COMMIT_WITHIN_MS, SEAL_AFTER_MS};
 pub use record::{encode_pet, PetRecord};
 
 use crate::errors::ApiError;
-use crate::model::{Cursor, IdempotencyKey, ListName, NewPet, Pet, LANES};
+use crate::model::{Cursor, IdempotencyKey, ListName, NewPet, LANES};
 use crate::platform::Platform;
 use crate::retry::Retrying;
 use crate::store::KvStore;
@@ -35,52 +37,6 @@ use ahead::Reader;
 use counters::End;
 use keys::{head_key, pet_key, record_key};
 use lanes::{Head, Lanes};
-
-/// The time a keyed create runs at, and how long an unfinished create
-/// keeps its key to itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Lease {
-    /// Now, in Unix milliseconds.
-    pub now_ms: u64,
-    pub lease_ms: u64,
-}
-
-/// How a create ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Created {
-    /// This request created the pet (or finished an earlier attempt's create).
-    Pet(Pet),
-    /// The key's pet already existed: its stored JSON, byte for byte.
-    Replayed { id: i64, body: Vec<u8> },
-}
-
-/// A create under an `Idempotency-Key`: its record's key, the pet, the lease.
-pub struct Keyed {
-    pub record_key: String,
-    pub new: NewPet,
-    pub lease: Lease,
-}
-
-impl Keyed {
-    /// 409 while a create that began at `started_ms` may still be at work.
-    pub fn within_lease(&self, started_ms: u64) -> Result<(), ApiError> {
-        let ends = started_ms.saturating_add(self.lease.lease_ms);
-        if self.lease.now_ms < ends {
-            let wait_ms = ends - self.lease.now_ms;
-            return Err(ApiError::IdempotencyKeyInUse {
-                retry_after_seconds: wait_ms.div_ceil(1000).max(1),
-            });
-        }
-        Ok(())
-    }
-}
-
-/// What a page needs of time: now, and the deployment's lease (read only
-/// if a page meets a keyed create's pending record).
-pub struct Clock<'a> {
-    pub now_ms: u64,
-    pub lease_ms: &'a dyn Fn() -> Result<u64, ApiError>,
-}
 
 /// The pet with this id, if it exists: one `get` of `pet:{id}`. Where it
 /// is absent and reads are batched (`reads`, asked only then), the heads of

@@ -2,8 +2,17 @@
 //! own `pet:{id}` before it claims its `Idempotency-Key`, so that whoever
 //! finds the claim can finish the create with exactly the write its owner
 //! would make; and the clock of a position that is issued but not
-//! committed: how long a create may still commit it, and when readers give
-//! it up.
+//! committed: how long a create may still commit it, when readers give
+//! it up, and the clock a page reads them by.
+
+use crate::errors::ApiError;
+
+/// What a page needs of time: now, and the deployment's lease (read only
+/// if a page meets a keyed create's pending record).
+pub struct Clock<'a> {
+    pub now_ms: u64,
+    pub lease_ms: &'a dyn Fn() -> Result<u64, ApiError>,
+}
 
 /// How long after it began a counters create may still make its commit
 /// (ms): past it, it gives its position up instead.

@@ -16,11 +16,11 @@ use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
 use crate::catalogue::backend::{Batches, ClaimBy};
+use crate::catalogue::created::{Created, Keyed};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, INTENT_HEADER};
 use crate::catalogue::layout::{not_this_layout, LayoutName};
 use crate::catalogue::pending::Pending;
 use crate::catalogue::record::{encode_pet, PetRecord};
-use crate::catalogue::{Created, Keyed};
 
 use super::{commit, commit_pet, reserve};
 

@@ -14,8 +14,8 @@ use crate::catalogue::keys::{
     FALLBACK_BUDGET, PIECE_LEN,
 };
 use crate::catalogue::listed::Listed;
+use crate::catalogue::pending::Clock;
 use crate::catalogue::piece::{sort_by_key, Piece, Stored};
-use crate::catalogue::Clock;
 
 /// What a position of a list holds.
 #[derive(Debug, Clone)]

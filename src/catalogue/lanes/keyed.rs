@@ -12,8 +12,8 @@ use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
 use crate::catalogue::counters::keyed::{bound, follow, Followed};
+use crate::catalogue::created::{Created, Keyed};
 use crate::catalogue::keys::INTENT_HEADER;
-use crate::catalogue::{Created, Keyed};
 
 use super::claim::{claim, claimed, nonce, pet_at, Claim, Want, QUICK_TRIES};
 use super::head::{first_choice, other_choice};
