@@ -1,10 +1,12 @@
 //! The catalogue in the key-value store, over any [`KvStore`]: one
 //! interface ([`Catalogue`]: getPet's read, a page, a create, the health
-//! report) over two layouts, each a module that knows nothing of the other:
-//! `counters` (one id counter; every store of 1.0.0–1.2.0, SQLite, Redis)
-//! and `lanes` (32 logs of ids claimed by compare-and-swap; DynamoDB, where
-//! creates must scale out). This file and `layout` are where the layouts
-//! meet: the store says which it holds, the operator which it should.
+//! report) over two layouts, each a module of its own: `counters` (one id
+//! counter; every store of 1.0.0–1.2.0, SQLite, Redis) and `lanes` (32
+//! logs of ids claimed by compare-and-swap; DynamoDB, where creates must
+//! scale out). This file and `layout` are where the layouts meet: the store
+//! says which it holds, the operator which it should. `lanes` knows one
+//! thing of `counters`: an `Idempotency-Key` bound before the store moved,
+//! which its keyed create follows as `counters::keyed` does.
 //! docs/key-value-layout.md.
 
 mod ahead;
