@@ -109,15 +109,9 @@ fn bearer_token(header: &[u8]) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::Body;
-    use http::Method;
 
     fn with_auth(values: &[&str]) -> Request {
-        let headers = values
-            .iter()
-            .map(|v| ("Authorization".to_string(), v.as_bytes().to_vec()))
-            .collect();
-        Request::new(Method::GET, "/v1/pets", headers, Body::Complete(vec![]))
+        Request::get_with_header("Authorization", values)
     }
 
     #[test]

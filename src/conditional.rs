@@ -114,15 +114,9 @@ pub fn respond(request: &Request, ok: Response, cache: &str, keep: &[&str]) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::Body;
-    use http::Method;
 
     fn with(values: &[&str]) -> Request {
-        let headers = values
-            .iter()
-            .map(|v| ("If-None-Match".to_string(), v.as_bytes().to_vec()))
-            .collect();
-        Request::new(Method::GET, "/v1/pets", headers, Body::Complete(vec![]))
+        Request::get_with_header("If-None-Match", values)
     }
 
     #[test]

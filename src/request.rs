@@ -29,6 +29,17 @@ pub struct Request {
 }
 
 impl Request {
+    /// A bodiless `GET /v1/pets` that carries header `name` once per value:
+    /// for the unit tests of the modules that each read one header.
+    #[cfg(test)]
+    pub fn get_with_header<V: AsRef<[u8]>>(name: &str, values: &[V]) -> Self {
+        let headers = values
+            .iter()
+            .map(|v| (name.to_string(), v.as_ref().to_vec()))
+            .collect();
+        Request::new(Method::GET, "/v1/pets", headers, Body::Complete(vec![]))
+    }
+
     /// Splits a request target (`/v1/pets?limit=5`) into path and query.
     pub fn new(method: Method, target: &str, headers: Vec<(String, Vec<u8>)>, body: Body) -> Self {
         let (path, query) = match target.split_once('?') {

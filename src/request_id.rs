@@ -47,15 +47,9 @@ impl RequestId {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::Body;
-    use http::Method;
 
     fn with(values: &[&[u8]]) -> Request {
-        let headers = values
-            .iter()
-            .map(|v| ("X-Request-Id".to_string(), v.to_vec()))
-            .collect();
-        Request::new(Method::GET, "/v1/pets", headers, Body::Complete(vec![]))
+        Request::get_with_header("X-Request-Id", values)
     }
 
     const RANDOM: [u8; 16] = [0xab; 16];

@@ -45,15 +45,9 @@ impl TraceId {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::Body;
-    use http::Method;
 
     fn with(values: &[&str]) -> Request {
-        let headers = values
-            .iter()
-            .map(|v| ("traceparent".to_string(), v.as_bytes().to_vec()))
-            .collect();
-        Request::new(Method::GET, "/v1/pets", headers, Body::Complete(vec![]))
+        Request::get_with_header("traceparent", values)
     }
 
     const SAMPLE: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
