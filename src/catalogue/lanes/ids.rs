@@ -2,7 +2,7 @@
 //! on a store 1.3.0 claimed); which id each round of each lane is.
 
 use crate::errors::ApiError;
-use crate::model::LANES;
+use crate::model::WIDTHS;
 
 use crate::catalogue::keys::head_key;
 use crate::catalogue::layout::Mark;
@@ -18,7 +18,7 @@ pub struct Lanes {
 }
 
 impl Lanes {
-    /// The keys of the heads of a store of `width` lanes; of [`LANES`]
+    /// The keys of the heads of a store of `width` lanes; of [`LANES`](crate::model::LANES)
     /// (every store's), as a create or a page reads them with `ctr:id`, in
     /// one `get-many`, before it knows how many the store has.
     pub fn head_keys(width: usize) -> impl Iterator<Item = String> {
@@ -74,7 +74,7 @@ impl Lanes {
 /// finds a pet its lane has not stored yet, before it knows which the
 /// store has (the same lane twice when the id is in the first 16).
 pub fn lanes_of(id: i64) -> [usize; 2] {
-    [((id - 1) % 16) as usize, ((id - 1) % LANES as i64) as usize]
+    WIDTHS.map(|width| ((id - 1) % width as i64) as usize)
 }
 
 /// The rounds of `width` lanes that begin at `base` whose ids are below

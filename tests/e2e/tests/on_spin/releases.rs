@@ -14,9 +14,41 @@ use std::collections::BTreeSet;
 
 use petstore_e2e::registry::{release_version, Registry};
 use petstore_e2e::release::{release_1_2_0, release_1_3_0};
+use petstore_e2e::spin::SpinUp;
 use petstore_e2e::stores::{Backend, Store};
 
 const PET: &str = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
+
+/// An earlier release on a store it cannot read: a create and a keyed
+/// create answer 5xx and store no pet (1.2.0's keyed create makes the
+/// key's word, by `increment` by 0, first), no id is taken beyond `ids`,
+/// and its pages fail loudly rather than show a part.
+fn writes_nothing(old: &SpinUp, release: &str, store: &Store, ids: &BTreeSet<i64>) {
+    let keys = store.direct().key_count();
+    let r = old.api.post(PET);
+    assert!(
+        r.status >= 500,
+        "{release} answered {}: {}",
+        r.status,
+        r.body
+    );
+    let r = old.api.post_keyed("old-key", PET);
+    assert!(
+        r.status >= 500,
+        "{release} answered {}: {}",
+        r.status,
+        r.body
+    );
+    assert!(
+        store.direct().key_count() <= keys + 1,
+        "{release} stored a pet"
+    );
+    assert_eq!(&store.handed_out_ids(), ids, "no id taken by {release}");
+    assert!(
+        old.api.get("/v1/pets").status >= 500,
+        "{release} lists no part"
+    );
+}
 
 #[test]
 fn release_1_2_0_shares_a_counters_store_and_cannot_write_one_moved_to_lanes() {
@@ -37,17 +69,7 @@ fn release_1_2_0_shares_a_counters_store_and_cannot_write_one_moved_to_lanes() {
     let moved = lanes.api.create("moved", "sold");
     assert_eq!(moved, 33, "lanes begin on the block past id 20");
     ids.insert(moved);
-    // 1.2.0 cannot write: no 201, and nothing stored.
-    let keys = store.direct().key_count();
-    let r = old.api.post(PET);
-    assert!(r.status >= 500, "1.2.0 answered {}: {}", r.status, r.body);
-    let r = old.api.post_keyed("old-key", PET);
-    assert!(r.status >= 500, "1.2.0 answered {}: {}", r.status, r.body);
-    // (Its keyed create made the key's word, by `increment` by 0, first.)
-    assert!(store.direct().key_count() <= keys + 1, "1.2.0 stored a pet");
-    assert_eq!(store.handed_out_ids(), ids, "no id taken by 1.2.0");
-    // Its pages fail loudly rather than show a part.
-    assert!(old.api.get("/v1/pets").status >= 500);
+    writes_nothing(&old, "1.2.0", &store, &ids);
     // This release, still configured for counters: 503 to writes, and its
     // probe says so; its pages read the store's own layout.
     new.api.post(PET).assert_error(503, "misconfigured");
@@ -126,14 +148,7 @@ fn release_1_3_0_shares_a_store_of_16_lanes_and_cannot_write_one_of_32() {
         wide.direct().get("lane:31").expect("a read").is_some(),
         "32 lanes"
     );
-    let keys = wide.direct().key_count();
-    let r = old.api.post(PET);
-    assert!(r.status >= 500, "1.3.0 answered {}: {}", r.status, r.body);
-    let r = old.api.post_keyed("old-key", PET);
-    assert!(r.status >= 500, "1.3.0 answered {}: {}", r.status, r.body);
-    assert!(wide.direct().key_count() <= keys + 1, "1.3.0 stored a pet");
-    assert_eq!(wide.handed_out_ids(), ids, "no id taken by 1.3.0");
-    assert!(old.api.get("/v1/pets").status >= 500, "1.3.0 lists no part");
+    writes_nothing(&old, "1.3.0", &wide, &ids);
     new.api.assert_consistent(&ids, 1);
 }
 
