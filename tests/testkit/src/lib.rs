@@ -9,12 +9,16 @@
 //! quirks from the real engines in the test host. Clones share one store,
 //! like two component instances sharing Spin's `default` store.
 
+mod data;
+
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
 use petstore::store::{KvStore, StoreError, SwapReport};
 use serde_json::Value;
+
+pub use data::{Data, Seen, DYNAMODB_RACE_LOST};
 
 /// One of Spin's key-value backends, or an ideal one: the quirks this store
 /// reproduces, the engine the test host drives, the store real `spin up`
@@ -136,11 +140,8 @@ type Hook = Box<dyn FnMut(&Op)>;
 type Matcher = Box<dyn Fn(&Op) -> bool>;
 
 struct Inner {
-    backend: Backend,
-    data: BTreeMap<String, (u64, Vec<u8>)>,
-    next_version: u64,
+    data: Data,
     calls: u64,
-    bytes: u64,
     log: Vec<Op>,
     faults: Vec<Fault>,
     /// Swaps attempted on a key that was absent at `cas_begin`.
@@ -149,14 +150,8 @@ struct Inner {
     hooks: VecDeque<(Matcher, Hook)>,
 }
 
-/// The handle of a compare-and-swap in progress.
-pub struct MemCas {
-    key: String,
-    /// Version of the key at `cas_begin`; `None` if it was absent.
-    version: Option<u64>,
-    /// Value of the key at `cas_begin` (what Spin's SQLite compares).
-    seen: Option<Vec<u8>>,
-}
+/// The handle of a compare-and-swap in progress: what `current` saw.
+pub struct MemCas(Seen);
 
 #[derive(Clone)]
 pub struct MemStore(Rc<RefCell<Inner>>);
@@ -170,11 +165,8 @@ impl Default for MemStore {
 impl MemStore {
     pub fn new(backend: Backend) -> MemStore {
         MemStore(Rc::new(RefCell::new(Inner {
-            backend,
-            data: BTreeMap::new(),
-            next_version: 1,
+            data: Data::new(backend),
             calls: 0,
-            bytes: 0,
             log: Vec::new(),
             faults: Vec::new(),
             absent_key_swaps: 0,
@@ -212,7 +204,7 @@ impl MemStore {
 
     /// Value bytes moved so far (read and written).
     pub fn bytes(&self) -> u64 {
-        self.0.borrow().bytes
+        self.0.borrow().data.bytes
     }
 
     /// How many swaps targeted a key that was absent at `cas_begin` (the
@@ -228,14 +220,14 @@ impl MemStore {
     pub fn reset_counts(&self) {
         let mut inner = self.0.borrow_mut();
         inner.calls = 0;
-        inner.bytes = 0;
+        inner.data.bytes = 0;
         inner.log.clear();
     }
 
     /// Writes a value bypassing counting, faults and hooks (to set up a
     /// store as an older release or a failure left it).
     pub fn put(&self, key: &str, value: &[u8]) {
-        MemStore::write(&mut self.0.borrow_mut(), key, value);
+        self.0.borrow_mut().data.set(key, value);
     }
 
     /// Removes a key bypassing counting, faults and hooks.
@@ -245,7 +237,7 @@ impl MemStore {
 
     /// The stored value of `key`, bypassing counting and faults.
     pub fn peek(&self, key: &str) -> Option<Vec<u8>> {
-        self.0.borrow().data.get(key).map(|(_, v)| v.clone())
+        self.0.borrow().data.peek(key).map(<[u8]>::to_vec)
     }
 
     pub fn keys(&self) -> Vec<String> {
@@ -253,13 +245,7 @@ impl MemStore {
     }
 
     pub fn largest_value(&self) -> usize {
-        self.0
-            .borrow()
-            .data
-            .values()
-            .map(|(_, v)| v.len())
-            .max()
-            .unwrap_or(0)
+        self.0.borrow().data.largest_value()
     }
 
     /// Counts the call, runs a matching hook, and says which fault hits it.
@@ -290,21 +276,7 @@ impl MemStore {
             (fault, _) => fault,
         }
     }
-
-    fn write(inner: &mut Inner, key: &str, value: &[u8]) {
-        let version = inner.next_version;
-        inner.next_version += 1;
-        inner.bytes += value.len() as u64;
-        inner
-            .data
-            .insert(key.to_string(), (version, value.to_vec()));
-    }
 }
-
-/// How Spin's `aws_dynamo` backend reports an `increment` whose conditional
-/// write lost a race (the AWS SDK's error, as Spin passes it on).
-pub const DYNAMODB_RACE_LOST: &str = "TransactionCanceledException: Transaction cancelled, \
-     please refer cancellation reasons for specific reasons [ConditionalCheckFailed]";
 
 fn failed(what: &str) -> StoreError {
     StoreError(format!("injected failure of {what}"))
@@ -312,6 +284,15 @@ fn failed(what: &str) -> StoreError {
 
 fn lost(what: &str) -> StoreError {
     StoreError(format!("reply of {what} lost (it was applied)"))
+}
+
+/// What a call returns under `fault`, once it was applied (a lost reply is
+/// an error all the same).
+fn replied<T>(fault: Option<Fault>, what: &str, value: T) -> Result<T, StoreError> {
+    match fault {
+        Some(Fault::LoseReply(_)) => Err(lost(what)),
+        _ => Ok(value),
+    }
 }
 
 impl KvStore for MemStore {
@@ -322,17 +303,10 @@ impl KvStore for MemStore {
         if matches!(fault, Some(Fault::Fail(_))) {
             return Err(failed("get"));
         }
-        if key.is_empty() && self.0.borrow().backend == Backend::Dynamo {
-            // DynamoDB refuses an empty partition key.
-            return Err(StoreError("ValidationException: an empty key".into()));
-        }
         let mut inner = self.0.borrow_mut();
-        let value = inner.data.get(key).map(|(_, v)| v.clone());
-        inner.bytes += value.as_ref().map_or(0, |v| v.len() as u64);
-        match fault {
-            Some(Fault::LoseReply(_)) => Err(lost("get")),
-            _ => Ok(value),
-        }
+        inner.data.check_key(key)?;
+        let value = inner.data.get(key);
+        replied(fault, "get", value)
     }
 
     /// As DynamoDB's `BatchGetItem` through Spin: only found keys come back;
@@ -341,19 +315,7 @@ impl KvStore for MemStore {
     /// catch): here, a panic.
     fn get_many(&self, keys: &[String]) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
         let fault = self.enter(Op::GetMany(keys.to_vec()), 1);
-        let backend = self.0.borrow().backend;
-        assert!(
-            backend != Backend::Redis,
-            "get-many on Spin's Redis backend fails the request: {keys:?}"
-        );
-        let distinct: std::collections::BTreeSet<&String> = keys.iter().collect();
-        if distinct.len() != keys.len() || keys.len() > 100 {
-            return Err(StoreError(format!(
-                "get-many of {} keys ({} distinct): ValidationException",
-                keys.len(),
-                distinct.len()
-            )));
-        }
+        self.0.borrow().data.check_get_many(keys)?;
         if matches!(fault, Some(Fault::Fail(_))) {
             return Err(failed("get-many"));
         }
@@ -361,13 +323,9 @@ impl KvStore for MemStore {
         let found: Vec<(String, Vec<u8>)> = keys
             .iter()
             .rev()
-            .filter_map(|k| inner.data.get(k).map(|(_, v)| (k.clone(), v.clone())))
+            .filter_map(|k| inner.data.get(k).map(|v| (k.clone(), v)))
             .collect();
-        inner.bytes += found.iter().map(|(_, v)| v.len() as u64).sum::<u64>();
-        match fault {
-            Some(Fault::LoseReply(_)) => Err(lost("get-many")),
-            _ => Ok(found),
-        }
+        replied(fault, "get-many", found)
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
@@ -375,11 +333,8 @@ impl KvStore for MemStore {
         if matches!(fault, Some(Fault::Fail(_))) {
             return Err(failed("set"));
         }
-        MemStore::write(&mut self.0.borrow_mut(), key, value);
-        match fault {
-            Some(Fault::LoseReply(_)) => Err(lost("set")),
-            _ => Ok(()),
-        }
+        self.0.borrow_mut().data.set(key, value);
+        replied(fault, "set", ())
     }
 
     /// All or nothing, like Spin's SQLite transaction and Redis `MSET`,
@@ -397,62 +352,28 @@ impl KvStore for MemStore {
                 Part::Last => pairs.last(),
             };
             if let Some((key, value)) = applied {
-                MemStore::write(&mut inner, key, value);
+                inner.data.set(key, value);
             }
             return Err(StoreError("set-many failed part-way".into()));
         }
         for (key, value) in pairs {
-            MemStore::write(&mut inner, key, value);
+            inner.data.set(key, value);
         }
-        match fault {
-            Some(Fault::LoseReply(_)) => Err(lost("set-many")),
-            _ => Ok(()),
-        }
+        replied(fault, "set-many", ())
     }
 
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
         let fault = self.enter(Op::Increment(key.into()), 1);
-        let backend = self.0.borrow().backend;
-        // Redis (`INCRBY`) and DynamoDB keep counters as decimal text;
-        // Spin's SQLite as 8 bytes little-endian.
-        let text = matches!(backend, Backend::Redis | Backend::Dynamo);
         if matches!(fault, Some(Fault::Fail(_))) {
             // On DynamoDB a failed `increment` is most often a race lost:
             // Spin reports its conditional write's cancellation.
-            return Err(if backend == Backend::Dynamo {
-                StoreError(DYNAMODB_RACE_LOST.into())
-            } else {
-                failed("increment")
+            return Err(match self.0.borrow().data.backend() {
+                Backend::Dynamo => StoreError(DYNAMODB_RACE_LOST.into()),
+                _ => failed("increment"),
             });
         }
-        let mut inner = self.0.borrow_mut();
-        let not_a_counter = || StoreError(format!("'{key}' does not hold a counter"));
-        let current = match inner.data.get(key) {
-            None => 0,
-            Some((_, v)) if text => std::str::from_utf8(v)
-                .ok()
-                .and_then(|t| t.parse().ok())
-                .ok_or_else(not_a_counter)?,
-            Some((_, v)) => {
-                let bytes: [u8; 8] = v.as_slice().try_into().map_err(|_| not_a_counter())?;
-                i64::from_le_bytes(bytes)
-            }
-        };
-        let next = current
-            .checked_add(delta)
-            .ok_or_else(|| StoreError("counter overflow".into()))?;
-        // Stored as 8 bytes little-endian, as Spin's SQLite backend does;
-        // on Redis and DynamoDB as decimal text.
-        let stored = if text {
-            next.to_string().into_bytes()
-        } else {
-            next.to_le_bytes().to_vec()
-        };
-        MemStore::write(&mut inner, key, &stored);
-        match fault {
-            Some(Fault::LoseReply(_)) => Err(lost("increment")),
-            _ => Ok(next),
-        }
+        let next = self.0.borrow_mut().data.increment(key, delta)?;
+        replied(fault, "increment", next)
     }
 
     fn cas_begin(&self, key: &str) -> Result<(MemCas, Option<Vec<u8>>), StoreError> {
@@ -460,41 +381,21 @@ impl KvStore for MemStore {
         if fault.is_some() {
             return Err(failed("cas.new/current"));
         }
-        let mut inner = self.0.borrow_mut();
-        let entry = inner.data.get(key).cloned();
-        inner.bytes += entry.as_ref().map_or(0, |(_, v)| v.len() as u64);
-        let cas = MemCas {
-            key: key.to_string(),
-            version: entry.as_ref().map(|(ver, _)| *ver),
-            seen: entry.as_ref().map(|(_, v)| v.clone()),
-        };
-        Ok((cas, entry.map(|(_, v)| v)))
+        let (seen, current) = self.0.borrow_mut().data.cas_begin(key);
+        Ok((MemCas(seen), current))
     }
 
     fn cas_swap(&self, cas: MemCas, value: &[u8]) -> Result<SwapReport, StoreError> {
-        let fault = self.enter(Op::Swap(cas.key.clone()), 1);
+        let fault = self.enter(Op::Swap(cas.0.key.clone()), 1);
         if matches!(fault, Some(Fault::Fail(_))) {
             return Err(failed("swap"));
         }
         let mut inner = self.0.borrow_mut();
-        if cas.version.is_none() {
+        if cas.0.absent() {
             inner.absent_key_swaps += 1;
         }
-        let stored = inner.data.get(&cas.key);
-        let allowed = match (inner.backend, &cas.seen) {
-            (Backend::Sqlite, None) => true,
-            (Backend::Sqlite, Some(seen)) => stored.is_some_and(|(_, v)| v == seen),
-            _ => stored.map(|(ver, _)| *ver) == cas.version,
-        };
-        if !allowed {
-            return Ok(SwapReport::Conflict);
-        }
-        MemStore::write(&mut inner, &cas.key, value);
-        match (fault, inner.backend) {
-            (Some(Fault::LoseReply(_)), _) => Err(lost("swap")),
-            (_, Backend::Redis) => Ok(SwapReport::Conflict),
-            _ => Ok(SwapReport::Swapped),
-        }
+        let report = inner.data.cas_swap(&cas.0, value);
+        replied(fault, "swap", report)
     }
 }
 
