@@ -10,6 +10,8 @@
 //! like two component instances sharing Spin's `default` store.
 
 mod data;
+pub mod explore;
+pub mod model;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

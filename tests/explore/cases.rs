@@ -1,0 +1,375 @@
+//! What the explorer explores: each layout on the backends that hold it,
+//! the store states that matter, the kinds of request, and how a run is
+//! finished (every walk and keyed create taken to its end, every pet
+//! fetched) so that the model sees every promise's outcome.
+
+use petstore_testkit::explore::{Fault, Strike};
+use petstore_testkit::model::{Answer, Call, IdOrder, Promise};
+use petstore_testkit::Backend;
+
+use crate::world::{pet_body, Layout, World, LEASE_MS};
+
+const COUNTER: Promise = Promise {
+    ids: IdOrder::Above,
+    corrupt: false,
+};
+
+pub const COUNTERS_SQLITE: Layout = Layout {
+    name: "counters on SQLite",
+    backend: Backend::Sqlite,
+    declared: "spin",
+    layout: "counters",
+    promise: COUNTER,
+};
+pub const COUNTERS_REDIS: Layout = Layout {
+    name: "counters on Redis",
+    backend: Backend::Redis,
+    declared: "redis",
+    layout: "counters",
+    promise: COUNTER,
+};
+pub const COUNTERS_DYNAMO: Layout = Layout {
+    name: "counters on DynamoDB",
+    backend: Backend::Dynamo,
+    declared: "aws_dynamo",
+    layout: "counters",
+    promise: COUNTER,
+};
+pub const LANES_32: Layout = Layout {
+    name: "32 lanes",
+    backend: Backend::Dynamo,
+    declared: "aws_dynamo",
+    layout: "lanes",
+    promise: Promise {
+        ids: IdOrder::Within(127),
+        corrupt: false,
+    },
+};
+/// A store 1.3.0 claimed: 16 lanes.
+pub const LANES_16: Layout = Layout {
+    name: "16 lanes",
+    promise: Promise {
+        ids: IdOrder::Within(63),
+        corrupt: false,
+    },
+    ..LANES_32
+};
+/// A store in the middle of a move from counters to lanes.
+pub const MOVING: Layout = Layout {
+    name: "moving to lanes",
+    ..LANES_32
+};
+
+pub const LAYOUTS: [Layout; 6] = [
+    COUNTERS_SQLITE,
+    COUNTERS_REDIS,
+    COUNTERS_DYNAMO,
+    LANES_32,
+    LANES_16,
+    MOVING,
+];
+
+const STATUSES: [&str; 3] = ["available", "pending", "sold"];
+
+/// The state of the store the explored requests meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// No create ran.
+    Empty,
+    /// Five pets, every list walked (its index written), a walk begun.
+    Warm,
+    /// Five pets, never walked but for a walk begun.
+    Cold,
+    /// Three pets walked, three more since: pieces behind.
+    Stale,
+    /// Warm, then every index piece overwritten with garbage.
+    Corrupt,
+    /// Lanes: every lane one round (the next create takes lane 0, whose
+    /// head holds pet 1).
+    Round,
+    /// Lanes: one lane a round ahead of the rest (the next create fills
+    /// another).
+    Ahead,
+    /// A keyed create (`k-1`) that stopped before its last call.
+    PendingKey,
+    /// The same, its lease run out.
+    StaleKey,
+    /// A plain create that stopped before its last call.
+    PendingCreate,
+}
+
+pub const STATES: [State; 10] = [
+    State::Empty,
+    State::Warm,
+    State::Cold,
+    State::Stale,
+    State::Corrupt,
+    State::Round,
+    State::Ahead,
+    State::PendingKey,
+    State::StaleKey,
+    State::PendingCreate,
+];
+
+/// A request the explorer runs concurrently with others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Create,
+    /// With `Idempotency-Key: k-1`; two of them are the same key twice.
+    Keyed,
+    /// `k-1` with another body.
+    KeyReused,
+    /// getPet of the newest pet (on lanes, in its lane's head).
+    GetNewest,
+    GetOldest,
+    /// The first page of a new walk of every pet.
+    Page,
+    /// The first page of a new walk of `sold`.
+    StatusPage,
+    /// The next page of the walk the state began.
+    CursorPage,
+    /// A create through an instance configured for lanes: on a counters
+    /// store on DynamoDB, the move.
+    Move,
+    Health,
+}
+
+pub const KINDS: [Kind; 10] = [
+    Kind::Create,
+    Kind::Keyed,
+    Kind::KeyReused,
+    Kind::GetNewest,
+    Kind::GetOldest,
+    Kind::Page,
+    Kind::StatusPage,
+    Kind::CursorPage,
+    Kind::Move,
+    Kind::Health,
+];
+
+/// The kinds that mean something on `layout` (the move only where a
+/// store can move: counters on DynamoDB).
+pub fn kinds(layout: &Layout) -> Vec<Kind> {
+    KINDS
+        .into_iter()
+        .filter(|k| *k != Kind::Move || *layout == COUNTERS_DYNAMO)
+        .collect()
+}
+
+/// The states worth exploring on `layout`.
+pub fn states(layout: &Layout) -> Vec<State> {
+    STATES
+        .into_iter()
+        .filter(|s| !matches!(s, State::Round | State::Ahead) || layout.layout == "lanes")
+        .filter(|s| *s != State::Empty || *layout != MOVING)
+        .collect()
+}
+
+/// Requests numbered from here build a state; from [`FINISH`] finish a run.
+const SETUP: usize = 1000;
+const FINISH: usize = 2000;
+
+/// A store on `layout` in `state`.
+pub fn world(layout: Layout, state: State) -> World {
+    let mut world = World::new(layout);
+    let mut n = SETUP;
+    let mut next = || {
+        n += 1;
+        n
+    };
+    if layout == LANES_16 {
+        world.shared.put("ctr:id", b"petstore-lanes 1 1 0 0");
+    }
+    // A moving store: three pets created the counters way (and, for a
+    // pending create, one that stopped), then the move.
+    if layout == MOVING {
+        for i in 0..3 {
+            world.create(
+                next(),
+                "counters",
+                pet_body(&format!("old{i}"), STATUSES[i % 3]),
+                None,
+            );
+        }
+        if state == State::PendingCreate {
+            stopped(&world, next(), Kind::Create, "counters");
+        }
+        world.create(next(), "lanes", pet_body("mover", "sold"), None);
+    }
+    let pets = match state {
+        State::Empty => 0,
+        State::Round if layout == LANES_16 => 16,
+        State::Round => 32,
+        State::Ahead if layout == LANES_16 => 17,
+        State::Ahead => 33,
+        State::Stale | State::PendingKey | State::StaleKey | State::PendingCreate => 3,
+        _ => 5,
+    };
+    for i in 0..pets {
+        world.create_named(next(), &format!("p{i}"), STATUSES[i % 3]);
+    }
+    if matches!(state, State::Warm | State::Stale | State::Corrupt) {
+        for status in [None, Some("available"), Some("pending"), Some("sold")] {
+            let walk = world.begin_walk(status, 10);
+            world.walk_to_end(next(), walk, 20);
+        }
+    }
+    if state == State::Stale {
+        for i in 3..6 {
+            world.create_named(next(), &format!("p{i}"), STATUSES[i % 3]);
+        }
+    }
+    if state == State::Corrupt {
+        for key in world.shared.data().keys() {
+            if key.starts_with("ix2:") || key.starts_with("ix3:") {
+                world.shared.put(key, b"\x00garbage");
+            }
+        }
+    }
+    match state {
+        State::PendingKey | State::StaleKey => stopped(&world, next(), Kind::Keyed, layout.layout),
+        State::PendingCreate if layout != MOVING => {
+            stopped(&world, next(), Kind::Create, layout.layout)
+        }
+        _ => {}
+    }
+    if state == State::StaleKey {
+        world.advance_ms(LEASE_MS + 1);
+    }
+    // A walk begun, for the page that follows a cursor.
+    let walk = world.begin_walk(None, 2);
+    world.page(next(), walk);
+    world.begun = Some(walk);
+    world
+}
+
+/// Runs `kind` as request `request`, stopped (its instance dies) at its
+/// last call: how far it got is what the state holds.
+fn stopped(world: &World, request: usize, kind: Kind, layout: &str) {
+    let trial = world.fork();
+    run_on(&trial, kind, request, layout);
+    let last = trial.shared.calls(request);
+    world.shared.inject(Fault {
+        request,
+        call: last,
+        strike: Strike::Crash,
+    });
+    run_on(world, kind, request, layout);
+}
+
+/// Runs request `request` of `kind`.
+pub fn run(world: &World, kind: Kind, request: usize) {
+    run_on(world, kind, request, world.layout.layout);
+}
+
+fn run_on(world: &World, kind: Kind, request: usize, layout: &str) {
+    let shown = world.shown_ids();
+    match kind {
+        Kind::Create => {
+            let name = format!("c{request}");
+            world.create(
+                request,
+                layout,
+                pet_body(&name, STATUSES[request % 3]),
+                None,
+            );
+        }
+        Kind::Keyed => {
+            world.create(request, layout, pet_body("keyed", "sold"), Some("k-1"));
+        }
+        Kind::KeyReused => {
+            world.create(request, layout, pet_body("reused", "pending"), Some("k-1"));
+        }
+        Kind::GetNewest => {
+            world.get_pet(request, shown.last().copied().unwrap_or(1));
+        }
+        Kind::GetOldest => {
+            world.get_pet(request, shown.first().copied().unwrap_or(1));
+        }
+        Kind::Page => {
+            let walk = world.begin_walk(None, 2);
+            world.page(request, walk);
+        }
+        Kind::StatusPage => {
+            let walk = world.begin_walk(Some("sold"), 2);
+            world.page(request, walk);
+        }
+        Kind::CursorPage => {
+            let walk = match world.begun {
+                Some(begun) => world.fork_walk(begun),
+                None => world.begin_walk(None, 2),
+            };
+            world.page(request, walk);
+        }
+        Kind::Move => {
+            let name = format!("m{request}");
+            world.create(request, "lanes", pet_body(&name, "sold"), None);
+        }
+        Kind::Health => {
+            world.health(request);
+        }
+    }
+}
+
+/// Takes the run to where every promise shows: each keyed create retried
+/// with its key until it answers 201 (or 422: the key is another's), each
+/// walk followed to its end and its last page requested again, a fresh
+/// walk of every list, every pet shown fetched, health.
+pub fn finish(world: &World) {
+    let mut n = FINISH;
+    let mut next = || {
+        n += 1;
+        n
+    };
+    let layout = finishing_layout(world);
+    for (name, status) in [("keyed", "sold"), ("reused", "pending")] {
+        let answers: Vec<Answer> = world
+            .history()
+            .events
+            .iter()
+            .filter(|e| matches!(&e.call, Call::Create { body, .. } if body["name"] == name))
+            .map(|e| e.answer.clone())
+            .collect();
+        let done = answers.iter().any(|a| {
+            matches!(a, Answer::Created { .. }) || matches!(a, Answer::Error { status: 422, .. })
+        });
+        if answers.is_empty() || done {
+            continue;
+        }
+        for _ in 0..6 {
+            let event = world.create(next(), layout, pet_body(name, status), Some("k-1"));
+            match event.answer {
+                Answer::Created { .. } | Answer::Error { status: 422, .. } => break,
+                Answer::Error { status: 409, .. } => world.advance_ms(LEASE_MS + 1),
+                _ => {}
+            }
+        }
+    }
+    let walks = world.walks.lock().unwrap().len() as u64;
+    for walk in 0..walks {
+        world.walk_to_end(next(), walk, 40);
+        world.page(next(), walk);
+    }
+    for status in [None, Some("available"), Some("pending"), Some("sold")] {
+        let walk = world.begin_walk(status, 4);
+        world.walk_to_end(next(), walk, 40);
+    }
+    for id in world.shown_ids() {
+        world.get_pet(next(), id);
+    }
+    world.health(next());
+}
+
+/// The layout an instance finishing the run is configured for: the
+/// store's own once it moved.
+fn finishing_layout(world: &World) -> &'static str {
+    let moved = world
+        .shared
+        .peek("ctr:id")
+        .is_some_and(|v| v.starts_with(b"petstore-lanes"));
+    if moved {
+        "lanes"
+    } else {
+        world.layout.layout
+    }
+}

@@ -1,0 +1,61 @@
+//! The interleaving explorer: concurrent requests run call by call on the
+//! component's own code (its router and catalogue), over a store that
+//! stops at every call and inside every call that is not atomic on the
+//! real backend, on every layout and from every state that matters; every
+//! run finished and judged by the model of what the service promises
+//! (`petstore_testkit::model`, whose rules are the sentences of
+//! docs/decisions.md). As S3's ShardStore is checked: docs/testing.md.
+
+mod cases;
+mod found;
+mod pairs;
+mod world;
+
+use cases::{kinds, states, LAYOUTS};
+use world::Layout;
+
+/// Every ordered pair of kinds, exhaustively with one preemption, from
+/// every state of `layout`; the schedules run.
+fn pairs_on(layout: Layout) -> usize {
+    let mut runs = 0;
+    for state in states(&layout) {
+        let base = cases::world(layout, state);
+        for first in kinds(&layout) {
+            for second in kinds(&layout) {
+                runs += pairs::explore(&base, layout, state, first, second);
+            }
+        }
+    }
+    eprintln!("pairs: {runs} schedules on {}", layout.name);
+    runs
+}
+
+#[test]
+fn pairs_counters_on_sqlite() {
+    pairs_on(LAYOUTS[0]);
+}
+
+#[test]
+fn pairs_counters_on_redis() {
+    pairs_on(LAYOUTS[1]);
+}
+
+#[test]
+fn pairs_counters_on_dynamodb() {
+    pairs_on(LAYOUTS[2]);
+}
+
+#[test]
+fn pairs_on_32_lanes() {
+    pairs_on(LAYOUTS[3]);
+}
+
+#[test]
+fn pairs_on_16_lanes() {
+    pairs_on(LAYOUTS[4]);
+}
+
+#[test]
+fn pairs_while_moving_to_lanes() {
+    pairs_on(LAYOUTS[5]);
+}

@@ -1,0 +1,331 @@
+//! One run of the explorer: a store on one layout in one state, the
+//! requests sent to it (each through the component's own router, on its own
+//! platform), the history they make, and the walks they follow.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use http::Method;
+use petstore::request::{Body, Request};
+use petstore::routes;
+use petstore_testkit::explore::{ExplorePlatform, Shared};
+use petstore_testkit::model::{self, Answer, Call, Event, History, Promise, Violation};
+use petstore_testkit::{next_of, Backend, Data};
+use serde_json::{json, Value};
+
+/// The lease of keyed creates in the explorer (ms), and the clock's start.
+pub const LEASE_MS: u64 = 10_000;
+pub const START_MS: u64 = 1_800_000_000_000;
+const KEY: &str = "explore-key";
+
+/// A layout on a backend, as its instances are configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    pub name: &'static str,
+    pub backend: Backend,
+    /// `key_value_backend`.
+    pub declared: &'static str,
+    /// `catalogue_layout` of its instances.
+    pub layout: &'static str,
+    pub promise: Promise,
+}
+
+/// A walk of the `next` links, begun by some request.
+#[derive(Debug, Clone)]
+pub struct Walk {
+    pub status: Option<&'static str>,
+    pub limit: usize,
+    /// What the walk requests next: its last page again once it ended.
+    pub target: String,
+    pub ended: bool,
+}
+
+/// One run: its store, its clock, its history, its walks.
+pub struct World {
+    pub layout: Layout,
+    pub shared: Arc<Shared>,
+    pub clock_ms: Arc<AtomicU64>,
+    pub history: Mutex<History>,
+    pub walks: Mutex<Vec<Walk>>,
+    /// The pets' data is corrupt on purpose: 500s are allowed.
+    pub corrupt: bool,
+    /// The walk the state began, which a page with a cursor goes on.
+    pub begun: Option<u64>,
+}
+
+impl World {
+    pub fn new(layout: Layout) -> World {
+        World {
+            layout,
+            shared: Shared::new(Data::new(layout.backend)),
+            clock_ms: Arc::new(AtomicU64::new(START_MS)),
+            history: Mutex::new(History::default()),
+            walks: Mutex::new(Vec::new()),
+            corrupt: false,
+            begun: None,
+        }
+    }
+
+    /// A run from where this one stands: the same data, history and walks.
+    pub fn fork(&self) -> World {
+        World {
+            layout: self.layout,
+            shared: self.shared.fork(),
+            clock_ms: Arc::new(AtomicU64::new(self.clock_ms.load(Ordering::SeqCst))),
+            history: Mutex::new(self.history().clone()),
+            walks: Mutex::new(self.walks.lock().unwrap().clone()),
+            corrupt: self.corrupt,
+            begun: self.begun,
+        }
+    }
+
+    pub fn history(&self) -> History {
+        self.history.lock().unwrap().clone()
+    }
+
+    /// Moves the clock on.
+    pub fn advance_ms(&self, ms: u64) {
+        self.clock_ms.fetch_add(ms, Ordering::SeqCst);
+    }
+
+    /// Sends one request as request number `request`, through an instance
+    /// configured for `layout`; records and returns its event.
+    pub fn send(
+        &self,
+        request: usize,
+        layout: &str,
+        call: Call,
+        http: Http,
+    ) -> (Event, Option<String>) {
+        let variables = vec![
+            ("api_key", KEY.to_string()),
+            ("idempotency_lease_ms", LEASE_MS.to_string()),
+            ("cors_origins", String::new()),
+            ("key_value_backend", self.layout.declared.to_string()),
+            ("catalogue_layout", layout.to_string()),
+        ];
+        let seed = (request as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
+        let platform = ExplorePlatform::new(variables, self.clock_ms.clone(), seed);
+        let start = self.shared.tick();
+        let handled = routes::handle(&http.request(), &platform, &self.shared.handle(request));
+        let end = self.shared.tick();
+        let response = handled.response;
+        let link = response.header("link").and_then(next_of);
+        let answer = if self.shared.crashed(request) {
+            Answer::Lost
+        } else {
+            let replayed = response.header("idempotent-replayed").is_some();
+            Answer::of(
+                &call,
+                response.status.as_u16(),
+                &response.body,
+                link.is_some(),
+                replayed,
+            )
+        };
+        let event = Event {
+            client: request,
+            start,
+            end,
+            call,
+            answer,
+        };
+        self.history.lock().unwrap().push(event.clone());
+        (event, link)
+    }
+
+    /// A create of `body`, with an `Idempotency-Key`, through an instance
+    /// configured for `layout`.
+    pub fn create(&self, request: usize, layout: &str, body: Value, key: Option<&str>) -> Event {
+        let call = Call::Create {
+            body: body.clone(),
+            key: key.map(str::to_string),
+        };
+        let mut headers = vec![("content-type", "application/json".to_string())];
+        if let Some(key) = key {
+            headers.push(("idempotency-key", key.to_string()));
+        }
+        let http = Http::new(Method::POST, "/v1/pets", headers, body.to_string());
+        self.send(request, layout, call, http).0
+    }
+
+    /// A plain create of a pet named `name`.
+    pub fn create_named(&self, request: usize, name: &str, status: &str) -> Event {
+        self.create(request, self.layout.layout, pet_body(name, status), None)
+    }
+
+    pub fn get_pet(&self, request: usize, id: i64) -> Event {
+        let http = Http::new(
+            Method::GET,
+            &format!("/v1/pets/{id}"),
+            vec![],
+            String::new(),
+        );
+        self.send(request, self.layout.layout, Call::GetPet { id }, http)
+            .0
+    }
+
+    pub fn health(&self, request: usize) -> Event {
+        let http = Http::public(Method::GET, "/v1/health");
+        self.send(request, self.layout.layout, Call::Health, http).0
+    }
+
+    /// Begins a walk of `status` (or every pet) in pages of `limit`;
+    /// returns its number.
+    pub fn begin_walk(&self, status: Option<&'static str>, limit: usize) -> u64 {
+        let mut walks = self.walks.lock().unwrap();
+        let id = walks.len() as u64;
+        let target = match status {
+            Some(status) => format!("/v1/pets?limit={limit}&status={status}"),
+            None => format!("/v1/pets?limit={limit}"),
+        };
+        walks.push(Walk {
+            status,
+            limit,
+            target,
+            ended: false,
+        });
+        id
+    }
+
+    /// A walk that shares walk `walk`'s pages so far (a client that goes
+    /// on from the same cursor as another): its number.
+    pub fn fork_walk(&self, walk: u64) -> u64 {
+        let mut walks = self.walks.lock().unwrap();
+        let id = walks.len() as u64;
+        let copy = walks[walk as usize].clone();
+        walks.push(copy);
+        let mut history = self.history.lock().unwrap();
+        let copies: Vec<Event> = history
+            .events
+            .iter()
+            .filter(|e| matches!(e.call, Call::Page { walk: w, .. } if w == walk))
+            .map(|e| {
+                let mut copy = e.clone();
+                if let Call::Page { walk, .. } = &mut copy.call {
+                    *walk = id;
+                }
+                copy
+            })
+            .collect();
+        history.events.extend(copies);
+        id
+    }
+
+    /// The next page of walk `walk` (its last again, once it ended).
+    pub fn page(&self, request: usize, walk: u64) -> Event {
+        let (target, status, limit, first) = {
+            let walks = self.walks.lock().unwrap();
+            let w = &walks[walk as usize];
+            (
+                w.target.clone(),
+                w.status,
+                w.limit,
+                !w.target.contains("cursor="),
+            )
+        };
+        let call = Call::Page {
+            walk,
+            status: status.map(str::to_string),
+            limit,
+            first,
+        };
+        let http = Http::new(Method::GET, &target, vec![], String::new());
+        let (event, link) = self.send(request, self.layout.layout, call, http);
+        if let Answer::Page { .. } = event.answer {
+            let mut walks = self.walks.lock().unwrap();
+            let w = &mut walks[walk as usize];
+            match link {
+                Some(next) => w.target = next,
+                None => w.ended = true,
+            }
+        }
+        event
+    }
+
+    /// Follows walk `walk` to its end (a page without a `next` link), at
+    /// most `pages` pages.
+    pub fn walk_to_end(&self, request: usize, walk: u64, pages: usize) {
+        for _ in 0..pages {
+            self.page(request, walk);
+            if self.walks.lock().unwrap()[walk as usize].ended {
+                return;
+            }
+        }
+    }
+
+    /// The ids the history's answers showed.
+    pub fn shown_ids(&self) -> Vec<i64> {
+        let mut ids: Vec<i64> = self
+            .history()
+            .events
+            .iter()
+            .flat_map(|e| {
+                e.answer
+                    .pets()
+                    .iter()
+                    .filter_map(|p| p["id"].as_i64())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// What the model says of the run.
+    pub fn check(&self) -> Vec<Violation> {
+        let promise = Promise {
+            corrupt: self.corrupt || self.layout.promise.corrupt,
+            ..self.layout.promise
+        };
+        model::check(&self.history(), &promise)
+    }
+}
+
+/// A pet's body for a create.
+pub fn pet_body(name: &str, status: &str) -> Value {
+    json!({"name": name, "categoryId": 1, "status": status})
+}
+
+/// A request as the Spin layer hands it to the router.
+pub struct Http {
+    method: Method,
+    target: String,
+    headers: Vec<(String, Vec<u8>)>,
+    body: String,
+}
+
+impl Http {
+    /// An authenticated request.
+    pub fn new(method: Method, target: &str, headers: Vec<(&str, String)>, body: String) -> Http {
+        let mut http = Http::public(method, target);
+        http.headers
+            .push(("authorization".into(), format!("Bearer {KEY}").into_bytes()));
+        http.headers.extend(
+            headers
+                .into_iter()
+                .map(|(n, v)| (n.to_string(), v.into_bytes())),
+        );
+        http.body = body;
+        http
+    }
+
+    pub fn public(method: Method, target: &str) -> Http {
+        Http {
+            method,
+            target: target.to_string(),
+            headers: Vec::new(),
+            body: String::new(),
+        }
+    }
+
+    fn request(&self) -> Request {
+        Request::new(
+            self.method.clone(),
+            &self.target,
+            self.headers.clone(),
+            Body::Complete(self.body.clone().into_bytes()),
+        )
+    }
+}

@@ -1,0 +1,275 @@
+//! The model fails each rule on a history that breaks it, and passes the
+//! same history mended: a checker that cannot fail checks nothing.
+
+use serde_json::{json, Value};
+
+use super::*;
+
+const COUNTER: Promise = Promise {
+    ids: IdOrder::Above,
+    corrupt: false,
+};
+const LANES: Promise = Promise {
+    ids: IdOrder::Within(127),
+    corrupt: false,
+};
+
+fn event(start: u64, end: u64, call: Call, answer: Answer) -> Event {
+    Event {
+        client: 0,
+        start,
+        end,
+        call,
+        answer,
+    }
+}
+
+fn body(name: &str, status: &str) -> Value {
+    json!({"name": name, "categoryId": 1, "status": status})
+}
+
+fn pet(id: i64, name: &str, status: &str) -> Value {
+    json!({"id": id, "name": name, "categoryId": 1, "status": status})
+}
+
+fn create(start: u64, end: u64, id: i64, name: &str) -> Event {
+    event(
+        start,
+        end,
+        Call::Create {
+            body: body(name, "sold"),
+            key: None,
+        },
+        Answer::Created {
+            pet: pet(id, name, "sold"),
+            replayed: false,
+        },
+    )
+}
+
+fn page(walk: u64, start: u64, end: u64, limit: usize, pets: Vec<Value>, next: bool) -> Event {
+    event(
+        start,
+        end,
+        Call::Page {
+            walk,
+            status: None,
+            limit,
+            first: false,
+        },
+        Answer::Page { pets, next },
+    )
+}
+
+fn error(status: u16, code: &str, message: &str) -> Answer {
+    Answer::Error {
+        status,
+        code: code.into(),
+        message: message.into(),
+    }
+}
+
+/// The rules `events` breaks under `promise`.
+fn broken(events: Vec<Event>, promise: &Promise) -> Vec<Rule> {
+    let mut rules: Vec<Rule> = check(&History { events }, promise)
+        .into_iter()
+        .map(|v| v.rule)
+        .collect();
+    rules.dedup();
+    rules
+}
+
+#[test]
+fn a_getpet_after_the_201_must_find_the_pet() {
+    let get = |answer| event(20, 21, Call::GetPet { id: 1 }, answer);
+    let found = Answer::Found {
+        pet: pet(1, "a", "sold"),
+    };
+    let ok = vec![create(0, 10, 1, "a"), get(found)];
+    assert_eq!(broken(ok, &COUNTER), []);
+    let lost = vec![create(0, 10, 1, "a"), get(error(404, "not_found", "no"))];
+    assert_eq!(broken(lost, &COUNTER), [Rule::AcknowledgedPetIsFound]);
+    // Sent before the 201: either answer is allowed.
+    let racing = vec![
+        create(0, 30, 1, "a"),
+        event(
+            20,
+            21,
+            Call::GetPet { id: 1 },
+            error(404, "not_found", "no"),
+        ),
+    ];
+    assert_eq!(broken(racing, &COUNTER), []);
+}
+
+#[test]
+fn walks_list_every_committed_pet_once_and_follow_the_end() {
+    let a = pet(1, "a", "sold");
+    let b = pet(2, "b", "sold");
+    let whole = vec![
+        create(0, 1, 1, "a"),
+        create(2, 3, 2, "b"),
+        page(7, 10, 11, 2, vec![a.clone(), b.clone()], true),
+        page(7, 12, 13, 2, vec![], false),
+    ];
+    assert_eq!(broken(whole, &COUNTER), []);
+    let missed = vec![
+        create(0, 1, 1, "a"),
+        create(2, 3, 2, "b"),
+        page(7, 10, 11, 2, vec![a.clone()], true),
+        page(7, 12, 13, 2, vec![], false),
+    ];
+    assert_eq!(
+        broken(missed, &COUNTER),
+        [Rule::WalkListsEveryCommittedPetOnce]
+    );
+    let short = vec![
+        create(0, 1, 1, "a"),
+        create(2, 3, 2, "b"),
+        page(7, 10, 11, 2, vec![a.clone()], true),
+        page(7, 12, 13, 2, vec![b.clone()], true),
+        page(7, 14, 15, 2, vec![], false),
+    ];
+    assert_eq!(broken(short, &COUNTER), [Rule::FullPages]);
+    let twice = vec![
+        create(0, 1, 1, "a"),
+        page(7, 10, 11, 1, vec![a.clone()], true),
+        page(7, 12, 13, 1, vec![a.clone()], true),
+        page(7, 14, 15, 1, vec![], false),
+    ];
+    assert_eq!(broken(twice, &COUNTER), [Rule::NoPetTwiceInOneWalk]);
+    // b is committed between the two requests of the end: the second must
+    // show it.
+    let followed = vec![
+        create(0, 1, 1, "a"),
+        page(7, 10, 11, 5, vec![a.clone()], true),
+        page(7, 12, 13, 5, vec![], false),
+        create(14, 15, 2, "b"),
+        page(7, 16, 17, 5, vec![], false),
+    ];
+    assert_eq!(broken(followed, &COUNTER), [Rule::NoneMissedWhenFollowing]);
+    let unsorted = vec![
+        create(0, 1, 1, "a"),
+        create(2, 3, 2, "b"),
+        page(7, 10, 11, 2, vec![b, a.clone()], false),
+    ];
+    assert_eq!(
+        broken(unsorted, &COUNTER),
+        [Rule::AscendingWithinEveryPage, Rule::WalkEndsAtAnEmptyPage]
+    );
+    let mut other = page(8, 10, 11, 5, vec![a], true);
+    other.call = Call::Page {
+        walk: 8,
+        status: Some("available".into()),
+        limit: 5,
+        first: true,
+    };
+    assert_eq!(
+        broken(vec![create(0, 1, 1, "a"), other], &COUNTER),
+        [Rule::StatusPageHoldsOnlyThatStatus]
+    );
+}
+
+#[test]
+fn ids_keep_their_layouts_order_and_are_never_shared() {
+    let late = vec![create(0, 1, 5, "a"), create(2, 3, 4, "b")];
+    assert_eq!(
+        broken(late.clone(), &COUNTER),
+        [Rule::IdAboveEveryAcknowledged]
+    );
+    assert_eq!(broken(late, &LANES), []);
+    let far = vec![create(0, 1, 200, "a"), create(2, 3, 72, "b")];
+    assert_eq!(broken(far, &LANES), [Rule::IdAtMost127Below]);
+    let shared = vec![create(0, 1, 1, "a"), create(2, 3, 1, "b")];
+    assert_eq!(broken(shared, &LANES), [Rule::IdsNeverReusedOrDuplicated]);
+    let mut changed = create(0, 1, 1, "a");
+    changed.answer = Answer::Created {
+        pet: pet(1, "a", "pending"),
+        replayed: false,
+    };
+    assert_eq!(
+        broken(vec![changed], &LANES),
+        [Rule::ResponsesShowTheStoredValue]
+    );
+}
+
+#[test]
+fn a_create_that_said_nothing_changed_leaves_no_pet_and_a_key_one_pet() {
+    let mut failed = create(0, 1, 1, "a");
+    failed.answer = error(503, "store_unavailable", "nothing was changed, retry");
+    let shown = event(
+        5,
+        6,
+        Call::GetPet { id: 1 },
+        Answer::Found {
+            pet: pet(1, "a", "sold"),
+        },
+    );
+    assert_eq!(
+        broken(vec![failed.clone(), shown.clone()], &COUNTER),
+        [Rule::NothingWasChanged]
+    );
+    failed.answer = error(503, "store_unavailable", "it may have been created");
+    assert_eq!(broken(vec![failed, shown], &COUNTER), []);
+    let keyed = |start, id| {
+        let mut e = create(start, start + 1, id, "k");
+        e.call = Call::Create {
+            body: body("k", "sold"),
+            key: Some("key".into()),
+        };
+        e
+    };
+    assert_eq!(broken(vec![keyed(0, 1), keyed(5, 1)], &COUNTER), []);
+    assert_eq!(
+        broken(vec![keyed(0, 1), keyed(5, 2)], &LANES),
+        [Rule::KeyedCreateExactlyOnce]
+    );
+}
+
+#[test]
+fn health_never_goes_back_and_500s_are_for_unreadable_data() {
+    let health = |start, layout: &str| {
+        event(
+            start,
+            start + 1,
+            Call::Health,
+            Answer::Health {
+                body: json!({"status": "ok", "layout": layout}),
+            },
+        )
+    };
+    let forward = vec![health(0, "none"), create(2, 3, 1, "a"), health(4, "lanes")];
+    assert_eq!(broken(forward, &LANES), []);
+    let back = vec![health(0, "lanes"), health(4, "counters")];
+    assert_eq!(broken(back, &LANES), [Rule::HealthSaysWhatTheStoreHolds]);
+    let blind = vec![create(0, 1, 1, "a"), health(4, "none")];
+    assert_eq!(broken(blind, &LANES), [Rule::HealthSaysWhatTheStoreHolds]);
+    let internal = vec![event(
+        0,
+        1,
+        Call::GetPet { id: 3 },
+        error(500, "internal_error", "x"),
+    )];
+    assert_eq!(
+        broken(internal.clone(), &COUNTER),
+        [Rule::InternalErrorOnlyForUnreadableData]
+    );
+    let corrupt = Promise {
+        corrupt: true,
+        ..COUNTER
+    };
+    assert_eq!(broken(internal, &corrupt), []);
+}
+
+#[test]
+fn a_history_survives_its_json_lines() {
+    let history = History {
+        events: vec![
+            create(0, 1, 1, "a"),
+            page(3, 2, 3, 5, vec![pet(1, "a", "sold")], true),
+        ],
+    };
+    let mut text = Vec::new();
+    history.write(&mut text).unwrap();
+    assert_eq!(History::read(&text[..]).unwrap(), history);
+}
