@@ -30,7 +30,7 @@ pub use pending::{Clock, COMMIT_WITHIN_MS, SEAL_AFTER_MS};
 pub use record::{encode_pet, PetRecord};
 
 use crate::errors::ApiError;
-use crate::model::{Cursor, IdempotencyKey, ListName, NewPet, LANES};
+use crate::model::{Cursor, IdempotencyKey, ListName, NewPet, LANES, WIDTHS};
 use crate::platform::Platform;
 use crate::retry::Retrying;
 use crate::store::KvStore;
@@ -43,7 +43,10 @@ use lanes::{Head, Lanes};
 /// The pet with this id, if it exists: one `get` of `pet:{id}`. Where it
 /// is absent and reads are batched (`reads`, asked only then), the heads of
 /// the lanes it may be in too, in one `get-many`: a lanes store's newest
-/// pets are held there before they are stored.
+/// pets are held there before they are stored. A head found past the id's
+/// round moved on since the first read, and a create stores the pet its
+/// head held before it moves the head: the pet is read again, a third
+/// call only then.
 pub fn get_pet<S: KvStore>(
     store: &S,
     id: i64,
@@ -62,14 +65,21 @@ pub fn get_pet<S: KvStore>(
     } else {
         vec![narrow, wide]
     };
+    let mut moved_on = false;
     for (head, value) in store.get_many(&keys)? {
         if let Some(last) = Head::decode(&head, Some(&value))?.last {
             if last.id == id {
                 return record::listed(&key, last.json).map(Some);
             }
+            // A later round of the id's lane (ids of one lane differ by a
+            // multiple of its width, and of 16 whatever the store's).
+            moved_on |= last.id > id && (last.id - id) % WIDTHS[0] as i64 == 0;
         }
     }
-    Ok(None)
+    match moved_on {
+        true => PetRecord::of(&key, store.get(&key)?)?.listed(&key),
+        false => Ok(None),
+    }
 }
 
 /// One page of a list, and where the walk goes on (`None`: the walk ends

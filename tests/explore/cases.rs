@@ -12,6 +12,7 @@ use crate::world::{pet_body, Layout, World, LEASE_MS};
 const COUNTER: Promise = Promise {
     ids: IdOrder::Above,
     corrupt: false,
+    faults: false,
 };
 
 pub const COUNTERS_SQLITE: Layout = Layout {
@@ -43,6 +44,7 @@ pub const LANES_32: Layout = Layout {
     promise: Promise {
         ids: IdOrder::Within(127),
         corrupt: false,
+        faults: false,
     },
 };
 /// A store 1.3.0 claimed: 16 lanes.
@@ -51,6 +53,7 @@ pub const LANES_16: Layout = Layout {
     promise: Promise {
         ids: IdOrder::Within(63),
         corrupt: false,
+        faults: false,
     },
     ..LANES_32
 };
@@ -126,7 +129,9 @@ pub enum Kind {
     Page,
     /// The first page of a new walk of `sold`.
     StatusPage,
-    /// The next page of the walk the state began.
+    /// A client on the cursor of the walk the state began: its pages to
+    /// the walk's end (four at most), then the last page again, as a
+    /// client that follows the list does.
     CursorPage,
     /// A create through an instance configured for lanes: on a counters
     /// store on DynamoDB, the move.
@@ -249,6 +254,7 @@ fn stopped(world: &World, request: usize, kind: Kind, layout: &str) {
     let trial = world.fork();
     run_on(&trial, kind, request, layout);
     let last = trial.shared.calls(request);
+    // Not a fault of the runs from this state: what it left is the state.
     world.shared.inject(Fault {
         request,
         call: last,
@@ -299,6 +305,7 @@ fn run_on(world: &World, kind: Kind, request: usize, layout: &str) {
                 Some(begun) => world.fork_walk(begun),
                 None => world.begin_walk(None, 2),
             };
+            world.walk_to_end(request, walk, 4);
             world.page(request, walk);
         }
         Kind::Move => {

@@ -7,8 +7,10 @@
 //! docs/decisions.md). As S3's ShardStore is checked: docs/testing.md.
 
 mod cases;
+mod faults;
 mod found;
 mod pairs;
+mod schedules;
 mod world;
 
 use cases::{kinds, states, LAYOUTS};
@@ -58,4 +60,32 @@ fn pairs_on_16_lanes() {
 #[test]
 fn pairs_while_moving_to_lanes() {
     pairs_on(LAYOUTS[5]);
+}
+
+/// Schedules of three and four requests under PCT, per layout.
+const SCHEDULES: usize = 3500;
+
+#[test]
+fn schedules_on_every_layout() {
+    let mut total = 0;
+    for (n, layout) in LAYOUTS.into_iter().enumerate() {
+        let runs = schedules::explore(layout, SCHEDULES, n as u64 + 1);
+        eprintln!(
+            "schedules: {runs} of 3-4 requests under PCT on {}",
+            layout.name
+        );
+        total += runs;
+    }
+    eprintln!("schedules: {total} in all");
+}
+
+#[test]
+fn a_fault_at_every_call_of_one_request() {
+    let mut total = 0;
+    for layout in LAYOUTS {
+        let runs = faults::explore(layout);
+        eprintln!("faults: {runs} runs on {}", layout.name);
+        total += runs;
+    }
+    eprintln!("faults: {total} in all");
 }

@@ -35,10 +35,11 @@ pub struct Outcome {
 
 /// Runs one schedule from `base` (a store in the schedule's state).
 pub fn run(base: &World, schedule: &Schedule) -> Outcome {
-    let world = Arc::new(base.fork());
+    let mut world = base.fork();
     if let Some(fault) = schedule.fault {
-        world.shared.inject(fault);
+        world.inject(fault);
     }
+    let world = Arc::new(world);
     let points = AtomicUsize::new(0);
     let preempted = Arc::new(AtomicBool::new(false));
     let second = Mutex::new(Some(schedule.second));
@@ -88,17 +89,21 @@ pub fn explore(base: &World, layout: Layout, state: State, first: Kind, second: 
 
 /// Panics with the schedule and its history if the model found violations.
 pub fn fail_on(schedule: &Schedule, outcome: &Outcome) {
-    if outcome.violations.is_empty() {
-        return;
+    if !outcome.violations.is_empty() {
+        let what = format!("{schedule:?}");
+        panic!("{}", report(&what, &outcome.violations, &outcome.world));
     }
-    let mut report =
-        format!("the explorer found a schedule the promises do not allow:\n  {schedule:?}\n");
-    for v in &outcome.violations {
+}
+
+/// What a failing run shows: what ran, what broke, the history.
+pub fn report(what: &str, violations: &[Violation], world: &World) -> String {
+    let mut report = format!("the explorer found a run the promises do not allow:\n  {what}\n");
+    for v in violations {
         report.push_str(&format!("  violation: {v}\n"));
     }
     report.push_str("history:\n");
-    for (n, e) in outcome.world.history().events.iter().enumerate() {
+    for (n, e) in world.history().events.iter().enumerate() {
         report.push_str(&format!("  {n:3} {e}\n"));
     }
-    panic!("{report}");
+    report
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use http::Method;
 use petstore::request::{Body, Request};
 use petstore::routes;
-use petstore_testkit::explore::{ExplorePlatform, Shared};
+use petstore_testkit::explore::{ExplorePlatform, Fault, Shared};
 use petstore_testkit::model::{self, Answer, Call, Event, History, Promise, Violation};
 use petstore_testkit::{next_of, Backend, Data};
 use serde_json::{json, Value};
@@ -51,6 +51,8 @@ pub struct World {
     pub corrupt: bool,
     /// The walk the state began, which a page with a cursor goes on.
     pub begun: Option<u64>,
+    /// A fault was injected since the state was made: the store failed.
+    pub faulted: bool,
 }
 
 impl World {
@@ -63,6 +65,7 @@ impl World {
             walks: Mutex::new(Vec::new()),
             corrupt: false,
             begun: None,
+            faulted: false,
         }
     }
 
@@ -76,11 +79,18 @@ impl World {
             walks: Mutex::new(self.walks.lock().unwrap().clone()),
             corrupt: self.corrupt,
             begun: self.begun,
+            faulted: false,
         }
     }
 
     pub fn history(&self) -> History {
         self.history.lock().unwrap().clone()
+    }
+
+    /// Strikes a call of a request (the store fails there).
+    pub fn inject(&mut self, fault: Fault) {
+        self.shared.inject(fault);
+        self.faulted = true;
     }
 
     /// Moves the clock on.
@@ -277,6 +287,7 @@ impl World {
     pub fn check(&self) -> Vec<Violation> {
         let promise = Promise {
             corrupt: self.corrupt || self.layout.promise.corrupt,
+            faults: self.faulted || self.layout.promise.faults,
             ..self.layout.promise
         };
         model::check(&self.history(), &promise)

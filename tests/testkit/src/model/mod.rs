@@ -32,6 +32,9 @@ pub struct Promise {
     pub ids: IdOrder,
     /// The run stored unreadable data on purpose: a 500 is its answer.
     pub corrupt: bool,
+    /// The store may fail (faults injected, a network cut): a 503
+    /// `store_unavailable` is an answer; without, it is a bug.
+    pub faults: bool,
 }
 
 /// An answer the promises do not allow.
@@ -410,20 +413,25 @@ impl<'h> Model<'h> {
         }
     }
 
-    /// A 500 answers only stored data that cannot be read.
+    /// A 500 answers only stored data that cannot be read; a 503
+    /// `store_unavailable` only a store that failed.
     fn errors(&mut self) {
-        if self.promise.corrupt {
-            return;
+        let mut found = Vec::new();
+        for (at, e) in self.events.iter().enumerate() {
+            let Answer::Error { status, code, .. } = &e.answer else {
+                continue;
+            };
+            let rule = match (*status, code.as_str()) {
+                (500, _) if !self.promise.corrupt => Rule::InternalErrorOnlyForUnreadableData,
+                (503, "store_unavailable") if !self.promise.faults => {
+                    Rule::StoreUnavailableOnlyWhenItFailed
+                }
+                _ => continue,
+            };
+            found.push((rule, format!("event {at}: {e}")));
         }
-        let failed: Vec<String> = self
-            .events
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| matches!(e.answer, Answer::Error { status: 500, .. }))
-            .map(|(at, e)| format!("event {at}: {:?} answered {:?}", e.call, e.answer))
-            .collect();
-        for detail in failed {
-            self.violation(Rule::InternalErrorOnlyForUnreadableData, detail);
+        for (rule, detail) in found {
+            self.violation(rule, detail);
         }
     }
 }

@@ -22,10 +22,11 @@ pub enum Rule {
     KeyedCreateExactlyOnce,
     HealthSaysWhatTheStoreHolds,
     InternalErrorOnlyForUnreadableData,
+    StoreUnavailableOnlyWhenItFailed,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 17] = [
+    pub const ALL: [Rule; 18] = [
         Rule::IdsNeverReusedOrDuplicated,
         Rule::PetsNeverChange,
         Rule::ResponsesShowTheStoredValue,
@@ -43,6 +44,7 @@ impl Rule {
         Rule::KeyedCreateExactlyOnce,
         Rule::HealthSaysWhatTheStoreHolds,
         Rule::InternalErrorOnlyForUnreadableData,
+        Rule::StoreUnavailableOnlyWhenItFailed,
     ];
 
     /// The words of `docs/decisions.md` this rule checks, as written there.
@@ -87,6 +89,7 @@ impl Rule {
                 "`GET /v1/health` says which layout the store holds"
             }
             Rule::InternalErrorOnlyForUnreadableData => "unexpected (unreadable stored data)",
+            Rule::StoreUnavailableOnlyWhenItFailed => "the key-value store failed",
         }
     }
 }

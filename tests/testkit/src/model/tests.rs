@@ -8,10 +8,12 @@ use super::*;
 const COUNTER: Promise = Promise {
     ids: IdOrder::Above,
     corrupt: false,
+    faults: true,
 };
 const LANES: Promise = Promise {
     ids: IdOrder::Within(127),
     corrupt: false,
+    faults: true,
 };
 
 fn event(start: u64, end: u64, call: Call, answer: Answer) -> Event {
@@ -259,6 +261,21 @@ fn health_never_goes_back_and_500s_are_for_unreadable_data() {
         ..COUNTER
     };
     assert_eq!(broken(internal, &corrupt), []);
+    let unavailable = vec![event(
+        0,
+        1,
+        Call::GetPet { id: 3 },
+        error(503, "store_unavailable", "x"),
+    )];
+    assert_eq!(broken(unavailable.clone(), &COUNTER), []);
+    let healthy = Promise {
+        faults: false,
+        ..COUNTER
+    };
+    assert_eq!(
+        broken(unavailable, &healthy),
+        [Rule::StoreUnavailableOnlyWhenItFailed]
+    );
 }
 
 #[test]
