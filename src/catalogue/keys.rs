@@ -7,16 +7,12 @@ use crate::model::{IdempotencyKey, ListName, PetStatus};
 /// (200 characters that each escape to 6 bytes, the longest numbers) stay
 /// under 43 KB, within the 64 KiB bound on any stored value.
 pub const PIECE_LEN: i64 = 32;
-/// Key-value calls one page may spend looking up the truth (positions its
-/// pieces do not hold: one `get` each in `all`, a slot and a pet in a
-/// status list); past it the page ends early with a `next` link. It bounds
-/// a page over a cold index (right after a burst of creates) to about 73
-/// calls: on a remote store each is a round trip (BENCHMARKS.md).
-pub const FALLBACK_BUDGET: usize = 64;
-/// The same budget where a page reads in batches (`get-many`, up to 100
-/// keys a call): a page over a cold index then makes at most this many
-/// look-up calls, beside its first read and its repair's write.
-pub const BATCHED_BUDGET: usize = 4;
+/// Positions that hold no pet (a create that failed, or one still running)
+/// a counters page may pass looking up the truth; past them it ends early,
+/// with a `next` link, so that a page over a long run of failed creates
+/// stays bounded. Every other page is full (docs/decisions.md, "Full
+/// pages"): a page over a cold index reads whatever its pets take.
+pub const EMPTY_POSITIONS: usize = 64;
 
 pub const ID_COUNTER: &str = "ctr:id";
 /// The index pieces' key prefix, which is also their format's version: 1.0.0

@@ -18,7 +18,7 @@ impl<S: KvStore> Walk<'_, '_, '_, S> {
     /// Batched reads, at a gap whose truth was not fetched yet: the truth
     /// of the gaps from `position` on that the page may need, in one
     /// `get-many` (for `all`, the pets; for a status, the slots, then in a
-    /// second the pets they name), each spending the budget once. Gaps are
+    /// second the pets they name). Gaps are
     /// positions up to the end that their piece does not hold; taken until
     /// the page would be full with the held pets and up to twice as many
     /// gaps as it still needs, so that holes among them cost no second
@@ -49,10 +49,9 @@ impl<S: KvStore> Walk<'_, '_, '_, S> {
     }
 
     /// Fetches the truth at `keys` (and, for a status list, the pets its
-    /// slots name), spending the budget.
+    /// slots name).
     pub(super) fn fetch(&mut self, keys: Vec<String>) -> Result<(), ApiError> {
-        let calls = self.reader.fetch(keys.clone())?;
-        self.spend(calls);
+        self.reader.fetch(keys.clone())?;
         if let ListName::Status(_) = self.list {
             let pets: Vec<String> = keys
                 .iter()
@@ -61,18 +60,13 @@ impl<S: KvStore> Walk<'_, '_, '_, S> {
                 .filter(|id| *id > 0)
                 .map(pet_key)
                 .collect();
-            let calls = self.reader.fetch(pets)?;
-            self.spend(calls);
+            self.reader.fetch(pets)?;
         }
         Ok(())
     }
 
-    fn spend(&mut self, calls: usize) {
-        self.budget = self.budget.saturating_sub(calls);
-    }
-
     /// What a position holds: for `all`, `pet:{position}`; for a status,
-    /// `slot` then `pet`. Each `get` not fetched ahead spends the budget.
+    /// `slot` then `pet`.
     pub(super) fn truth_at(&mut self, position: i64) -> Result<Truth, ApiError> {
         match self.list {
             ListName::All => self.record(position, None),
@@ -120,11 +114,8 @@ impl<S: KvStore> Walk<'_, '_, '_, S> {
         })
     }
 
-    /// A key of the truth: fetched ahead, or one `get` from the budget.
+    /// A key of the truth: fetched ahead, or one `get`.
     fn truth(&mut self, key: &str) -> Result<Option<Vec<u8>>, ApiError> {
-        if !self.reader.holds(key) {
-            self.spend(1);
-        }
         Ok(self.reader.get(key)?)
     }
 }

@@ -10,8 +10,7 @@ use crate::model::{ListName, MAX_CARRIED};
 
 use crate::catalogue::ahead::{Reader, BATCH_WRITES};
 use crate::catalogue::keys::{
-    counter_key, decode_counter, pet_key, piece_key, piece_of, slot_key, BATCHED_BUDGET,
-    FALLBACK_BUDGET, PIECE_LEN,
+    counter_key, decode_counter, pet_key, piece_key, piece_of, slot_key, EMPTY_POSITIONS, PIECE_LEN,
 };
 use crate::catalogue::listed::Listed;
 use crate::catalogue::pending::Clock;
@@ -95,11 +94,6 @@ pub fn page<S: crate::store::KvStore>(
     limit: usize,
     end: End,
 ) -> Result<Part, ApiError> {
-    let budget = if reader.batched() {
-        BATCHED_BUDGET
-    } else {
-        FALLBACK_BUDGET
-    };
     let carried_before = from.carried.len();
     let mut walk = Walk {
         reader,
@@ -107,7 +101,7 @@ pub fn page<S: crate::store::KvStore>(
         list,
         end,
         limit,
-        budget,
+        budget: EMPTY_POSITIONS,
         part: Part {
             pets: Vec::with_capacity(limit),
             ..from
@@ -147,7 +141,7 @@ pub(super) struct Walk<'w, 'r, 's, S: crate::store::KvStore> {
     pub(super) list: ListName,
     end: End,
     limit: usize,
-    /// Key-value calls left for this page's look-ups of the truth.
+    /// Positions without a pet this page may still pass.
     pub(super) budget: usize,
     pub(super) part: Part,
     /// The list's last position, once read.
@@ -264,8 +258,9 @@ impl<S: crate::store::KvStore> Walk<'_, '_, '_, S> {
                         added.push((position, pet.clone()));
                         self.part.pets.push(pet);
                     }
-                    Truth::Dead => {}
+                    Truth::Dead => self.budget -= 1,
                     Truth::Unresolved { sealable } if self.part.carried.len() < MAX_CARRIED => {
+                        self.budget -= 1;
                         self.carry(position, sealable);
                     }
                     Truth::Unresolved { .. } => {

@@ -14,7 +14,7 @@ use crate::model::ListName;
 use crate::store::KvStore;
 
 use crate::catalogue::ahead::{Reader, BATCH_KEYS};
-use crate::catalogue::keys::{entry_key, pet_key, BATCHED_BUDGET, PIECE_LEN};
+use crate::catalogue::keys::{entry_key, pet_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::Piece;
 use crate::catalogue::record::PetRecord;
@@ -44,19 +44,16 @@ pub fn page<S: KvStore>(
 ) -> Result<Part, ApiError> {
     let mut merge = Merge::new(reader, lanes, list, from, limit)?;
     merge.take_pieces_fetched();
-    let mut budget = BATCHED_BUDGET;
+    // Until the page is full or the lanes end: every batch learns an
+    // entry at least, so the page ends.
     loop {
         merge.choose();
         let wanted = merge.wanted();
         if wanted.is_empty() {
             break;
         }
-        if budget == 0 {
-            merge.cut_at_first_unknown();
-            break;
-        }
         let learned = merge.known.len();
-        budget = budget.saturating_sub(merge.reader.fetch(wanted)?);
+        merge.reader.fetch(wanted)?;
         merge.take_fetched()?;
         if merge.known.len() == learned {
             return Err(ApiError::Internal(format!(
@@ -174,10 +171,15 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
             asked.push((*lane, *index));
         }
         if self.blocked {
+            // The lanes whose next entry is unknown share what the page
+            // still lacks: a status held by one lane gets one batch.
+            let blocking: Vec<usize> = (0..self.lanes.width())
+                .filter(|lane| self.next[*lane] <= self.end[*lane])
+                .filter(|lane| !self.known.contains_key(&(*lane, self.next[*lane])))
+                .collect();
             let left = self.limit - self.chosen.len();
-            let width = self.lanes.width();
-            let per_lane = (left / width + 2) as u64;
-            for lane in 0..width {
+            let per_lane = (left / blocking.len().max(1) + 2) as u64;
+            for lane in blocking {
                 let last = self.end[lane].min(self.next[lane] + per_lane - 1);
                 asked.extend((self.next[lane]..=last).map(|index| (lane, index)));
             }
@@ -285,17 +287,6 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         json.and_then(Listed::from_json).ok_or_else(|| {
             ApiError::Internal(format!("{key} is below its lane's head and not stored"))
         })
-    }
-
-    /// Out of look-ups: the page ends before the first chosen entry whose
-    /// pet is not known.
-    fn cut_at_first_unknown(&mut self) {
-        let known = self
-            .chosen
-            .iter()
-            .take_while(|(lane, index, _)| self.known.contains_key(&(*lane, *index)))
-            .count();
-        self.chosen.truncate(known);
     }
 
     fn finish(mut self) -> Result<Part, ApiError> {

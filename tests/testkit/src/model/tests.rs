@@ -290,3 +290,18 @@ fn a_history_survives_its_json_lines() {
     history.write(&mut text).unwrap();
     assert_eq!(History::read(&text[..]).unwrap(), history);
 }
+
+/// Every rule quotes docs/decisions.md word for word (white space aside):
+/// the model checks what the project promises, and nothing else.
+#[test]
+fn every_rule_is_a_sentence_of_decisions_md() {
+    let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let decisions = words(include_str!("../../../../docs/decisions.md"));
+    for rule in Rule::ALL {
+        assert!(
+            decisions.contains(&words(rule.sentence())),
+            "{rule:?}: \"{}\" is not in docs/decisions.md",
+            rule.sentence()
+        );
+    }
+}
