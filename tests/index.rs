@@ -8,7 +8,6 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{json, page_ids, Api, QUIRKS};
-use petstore::catalogue::PIECE_LEN;
 use petstore::routes::Handled;
 use petstore_testkit::{Fault, MemStore, Op};
 
