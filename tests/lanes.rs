@@ -291,3 +291,36 @@ fn a_store_of_16_lanes_stays_of_16_lanes() {
         "petstore-lanes 1 1 0 0"
     );
 }
+
+/// A follower of a status list, with every lane gaining a pet of that
+/// status between its polls: each page writes back at most 25 pieces
+/// (DynamoDB's `BatchWriteItem`), and the pieces a page skipped go first
+/// on the next, so that every lane's newest piece is written within two
+/// polls (1.4.0 took the first 25 by key, and lanes 3-9 never were).
+#[test]
+fn a_follower_keeps_every_lanes_newest_piece_written_within_two_polls() {
+    let api = lanes();
+    let mut follower = petstore_testkit::Follower::new("/v1/pets?limit=100&status=sold");
+    // Lane k's newest piece of sold pets, and how many polls it went unwritten.
+    let piece = |lane: usize, pets: u64| format!("ix3:sold:{lane}:{}", (pets - 1) / 32);
+    let mut unwritten = [0u32; 32];
+    for poll in 1..=12u64 {
+        for _ in 0..32 {
+            api.create("s", "sold");
+        }
+        let before: Vec<Option<Vec<u8>>> =
+            (0..32).map(|k| api.store.peek(&piece(k, poll))).collect();
+        follower.poll(&api);
+        for (lane, before) in before.iter().enumerate() {
+            let after = api.store.peek(&piece(lane, poll));
+            let written = after.is_some() && after != *before;
+            unwritten[lane] = if written { 0 } else { unwritten[lane] + 1 };
+            assert!(
+                unwritten[lane] < 2,
+                "poll {poll}: lane {lane}'s newest piece unwritten two polls running"
+            );
+        }
+    }
+    let expected: BTreeSet<i64> = (1..=12 * 32).collect();
+    follower.assert_saw_exactly(&expected, "the follower");
+}

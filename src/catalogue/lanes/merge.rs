@@ -290,6 +290,18 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
     }
 
     fn finish(mut self) -> Result<Part, ApiError> {
+        // Pieces that lack what a page before listed were skipped by it.
+        for lane in 0..self.lanes.width() {
+            let before = self.from[lane];
+            if before >= 1 && before <= self.end[lane] {
+                let position = match self.list {
+                    ListName::All => self.lanes.id(lane, before),
+                    ListName::Status(_) => before as i64,
+                };
+                let piece = self.piece_of(lane, before);
+                self.pieces.listed_before(&piece, position);
+            }
+        }
         let mut part = Part {
             lanes: std::mem::take(&mut self.from),
             ..Part::default()

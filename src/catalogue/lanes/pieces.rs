@@ -76,6 +76,9 @@ pub struct Pieces {
     /// Keys read and found missing or unreadable (rebuilt, and said so).
     rebuilt: BTreeSet<String>,
     added: BTreeMap<String, Vec<(i64, Listed)>>,
+    /// Pieces that lack an entry a page before this one listed: a page
+    /// skipped them (see [`Pieces::write_back`]).
+    owed: BTreeSet<String>,
     pub notes: Vec<String>,
 }
 
@@ -100,6 +103,18 @@ impl Pieces {
             }
         };
         self.read.entry(key.to_string()).or_insert(piece).entries()
+    }
+
+    /// Notes that the piece at `key` (read) should hold `position`, which a
+    /// page before this one listed: it is owed a write if it does not.
+    pub fn listed_before(&mut self, key: &str, position: i64) {
+        if self
+            .read
+            .get(key)
+            .is_some_and(|p| p.get(position).is_none())
+        {
+            self.owed.insert(key.to_string());
+        }
     }
 
     /// A pet the piece at `key` (read) does not hold yet, learned from the
@@ -136,16 +151,20 @@ impl Pieces {
     }
 
     /// The pieces that learned pets, whole: what they held and what was
-    /// learned, never less than was read; the first [`BATCH_WRITES`] by
-    /// key.
+    /// learned, never less than was read. At most [`BATCH_WRITES`]: first
+    /// those a page before skipped (so that every piece is written within
+    /// two pages of a client that follows the list), then those that add
+    /// the most entries (the reads a later page saves), then by key.
     fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
-        let mut writes = Vec::new();
-        let added = std::mem::take(&mut self.added);
+        let mut added: Vec<(String, Vec<(i64, Listed)>)> =
+            std::mem::take(&mut self.added).into_iter().collect();
+        added.sort_by_key(|(key, entries)| (!self.owed.contains(key), usize::MAX - entries.len()));
         if added.len() > BATCH_WRITES {
             let left = added.len() - BATCH_WRITES;
             self.notes
                 .push(format!("{left} index pieces left for a later page"));
         }
+        let mut writes = Vec::new();
         for (key, added) in added.into_iter().take(BATCH_WRITES) {
             // Taken, not removed: see `Reader::fetched`.
             let Some(mut piece) = self.read.get_mut(&key).map(std::mem::take) else {
