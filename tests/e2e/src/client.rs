@@ -115,6 +115,19 @@ impl Api {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> Reply {
+        self.try_send(method, path, auth, headers, body)
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+    }
+
+    /// As [`Api::send`]; an error when no answer came.
+    pub fn try_send(
+        &self,
+        method: &str,
+        path: &str,
+        auth: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Result<Reply, ureq::Error> {
         let mut builder = http::Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base));
@@ -128,7 +141,6 @@ impl Api {
             .body(body.map(<[u8]>::to_vec).unwrap_or_default())
             .expect("a valid request");
         self.exchange(request)
-            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
     }
 
     /// `POST /v1/pets` with an `Idempotency-Key`; an error when no answer

@@ -10,6 +10,7 @@
 
 pub mod client;
 pub mod dynamo;
+pub mod history;
 pub mod line;
 pub mod registry;
 pub mod release;

@@ -9,6 +9,7 @@ mod concurrency;
 mod contract;
 mod dynamo;
 mod edge;
+mod history;
 mod idempotency;
 mod instances;
 mod moving;
