@@ -240,7 +240,7 @@ pub fn run(apis: &[Api], mix: Mix) -> Run {
                         11..=14 => {
                             let committed = shared.committed.lock().unwrap().clone();
                             if let Some(last) = committed.last() {
-                                let pick = if draw % 2 == 0 { *last } else { committed[draw / 40 % committed.len()] };
+                                let pick = if draw.is_multiple_of(2) { *last } else { committed[draw / 40 % committed.len()] };
                                 client.get_pet(pick);
                             }
                         }
