@@ -17,6 +17,7 @@
 
 mod creates;
 mod edge;
+mod history;
 mod load;
 mod measure;
 mod moving;
@@ -55,6 +56,7 @@ fn main() -> Result<()> {
         Mode::Creates => creates::run(&o, &serving),
         Mode::Walks => walks::run(&o, &serving),
         Mode::Move => moving::run(&o, &serving),
+        Mode::History => history::run(&o),
     }
 }
 

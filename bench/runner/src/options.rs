@@ -29,6 +29,9 @@ pub enum Mode {
     /// The move of a counters store to lanes: the first create's calls and
     /// time through the delay line, against the creates after it.
     Move,
+    /// `--operations` requests by `--clients` clients through two
+    /// instances, on DynamoDB Local and Redis, judged by the model.
+    History,
 }
 
 pub struct Options {
@@ -55,11 +58,14 @@ pub struct Options {
     /// The creates mode on a moved store: each table first holds this many
     /// pets of the counters layout, moved to lanes by the first create.
     pub moved: usize,
+    /// The history mode's requests a store.
+    pub operations: usize,
 }
 
-const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates|walks|move --backends sqlite,redis,dynamo \
+const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates|walks|move|history --backends sqlite,redis,dynamo \
                      --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
-                     --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N --moved N";
+                     --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N --moved N \
+                     --operations N";
 
 fn mode(name: &str) -> Option<Mode> {
     match name {
@@ -71,6 +77,7 @@ fn mode(name: &str) -> Option<Mode> {
         "creates" => Some(Mode::Creates),
         "walks" => Some(Mode::Walks),
         "move" => Some(Mode::Move),
+        "history" => Some(Mode::History),
         _ => None,
     }
 }
@@ -101,6 +108,7 @@ pub fn parse() -> Result<Options> {
         delays: vec![0.0, 10.0, 30.0],
         instances: vec![1, 2, 4],
         moved: 0,
+        operations: 20_000,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -115,6 +123,7 @@ pub fn parse() -> Result<Options> {
             "--delays" => o.delays = list(&value, |v| v.parse().ok())?,
             "--instances" => o.instances = list(&value, |v| v.parse().ok())?,
             "--moved" => o.moved = value.parse()?,
+            "--operations" => o.operations = value.parse()?,
             "--pets" => o.pets = list(&value, |v| v.parse().ok())?,
             "--seconds" => o.seconds = value.parse()?,
             "--connections" => o.connections = list(&value, |v| v.parse().ok())?,

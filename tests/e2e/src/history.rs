@@ -9,10 +9,12 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use petstore_testkit::model::{Answer, Call, Event, History};
+use petstore_testkit::model::{self, Answer, Call, Event, History, IdOrder, Promise, Violation};
 use serde_json::{json, Value};
 
 use crate::client::{Api, KEY, STATUSES};
+use crate::line::Line;
+use crate::stores::{Backend, Store};
 
 /// What the clients do.
 #[derive(Debug, Clone, Copy)]
@@ -301,5 +303,60 @@ fn finish(shared: &Shared, api: &Api, mix: Mix) {
     let committed: BTreeSet<i64> = shared.committed.lock().unwrap().iter().copied().collect();
     for id in committed {
         client.get_pet(id);
+    }
+}
+
+/// A run on real `spin up`, judged.
+pub struct Judged {
+    pub run: Run,
+    pub violations: Vec<Violation>,
+    /// Where the history was written, from the workspace.
+    pub path: String,
+    pub seconds: f64,
+    pub layout: &'static str,
+}
+
+/// `mix` on a fresh store of `backend` through two `spin up` instances (on
+/// DynamoDB, the second reaches the store through a line `one_way_ms`
+/// each way), the history written to `target/histories/{name}.jsonl`, then
+/// judged by the model with the promises of the store's layout.
+pub fn on_spin(backend: Backend, mix: Mix, one_way_ms: u64, name: &str) -> Judged {
+    let store = Store::new(backend);
+    let local = crate::dynamo::local()
+        .endpoint
+        .trim_start_matches("http://")
+        .to_string();
+    let line = Line::start(&local, Duration::from_millis(one_way_ms)).expect("the line");
+    let a = store.start();
+    let b = match backend {
+        Backend::Dynamo => store
+            .launch()
+            .env("AWS_ENDPOINT_URL", line.endpoint())
+            .start(),
+        _ => store.start(),
+    };
+    let began = Instant::now();
+    let run = run(&[a.api.clone(), b.api.clone()], mix);
+    let seconds = began.elapsed().as_secs_f64();
+    let promise = Promise {
+        ids: match store.layout {
+            "lanes" => IdOrder::Within(127),
+            _ => IdOrder::Above,
+        },
+        corrupt: false,
+        faults: false,
+    };
+    let path = format!("target/histories/{name}.jsonl");
+    let file = crate::workspace().join(&path);
+    std::fs::create_dir_all(file.parent().expect("a folder")).expect("target/histories");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&file).expect("the history file"));
+    run.history.write(&mut out).expect("the history written");
+    let violations = model::check(&run.history, &promise);
+    Judged {
+        run,
+        violations,
+        path,
+        seconds,
+        layout: store.layout,
     }
 }

@@ -9,13 +9,8 @@
 //! `target/histories/` and checked after the run. The bench runs the same
 //! mix longer (`--mode history`, BENCHMARKS.md).
 
-use std::time::Duration;
-
-use petstore_e2e::dynamo;
 use petstore_e2e::history::{self, Mix};
-use petstore_e2e::line::Line;
-use petstore_e2e::stores::{Backend, Store};
-use petstore_testkit::model::{self, IdOrder, Promise};
+use petstore_e2e::stores::Backend;
 
 /// Requests the clients make in each run (the CI's: short).
 const OPERATIONS: usize = 1500;
@@ -23,50 +18,26 @@ const OPERATIONS: usize = 1500;
 #[test]
 fn histories_of_two_instances_and_24_clients_keep_every_promise() {
     for backend in [Backend::Dynamo, Backend::Redis] {
-        let store = Store::new(backend);
-        let local = dynamo::local()
-            .endpoint
-            .trim_start_matches("http://")
-            .to_string();
-        let line = Line::start(&local, Duration::from_millis(5)).expect("the line");
-        let a = store.start();
-        let b = match backend {
-            Backend::Dynamo => store
-                .launch()
-                .env("AWS_ENDPOINT_URL", line.endpoint())
-                .start(),
-            _ => store.start(),
-        };
         let mix = Mix {
             clients: 24,
             operations: OPERATIONS,
             keys: 6,
         };
-        let run = history::run(&[a.api.clone(), b.api.clone()], mix);
-        let promise = Promise {
-            ids: match store.layout {
-                "lanes" => IdOrder::Within(127),
-                _ => IdOrder::Above,
-            },
-            corrupt: false,
-            faults: false,
-        };
-        let path =
-            petstore_e2e::workspace().join(format!("target/histories/{}.jsonl", backend.name()));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        run.history
-            .write(&mut std::fs::File::create(&path).unwrap())
-            .unwrap();
-        let violations = model::check(&run.history, &promise);
+        let judged = history::on_spin(backend, mix, 5, backend.name());
         eprintln!(
             "{backend:?} ({}): {} requests by 24 clients, {} finishing the run, checked by the model: {} violations; {}",
-            store.layout,
-            run.mixed,
-            run.finishing,
-            violations.len(),
-            path.strip_prefix(petstore_e2e::workspace()).unwrap_or(&path).display()
+            judged.layout,
+            judged.run.mixed,
+            judged.run.finishing,
+            judged.violations.len(),
+            judged.path
         );
-        let shown: Vec<String> = violations.iter().take(5).map(|v| v.to_string()).collect();
-        assert!(violations.is_empty(), "{backend:?}: {shown:#?}");
+        let shown: Vec<String> = judged
+            .violations
+            .iter()
+            .take(5)
+            .map(|v| v.to_string())
+            .collect();
+        assert!(judged.violations.is_empty(), "{backend:?}: {shown:#?}");
     }
 }
