@@ -16,6 +16,17 @@ mod world;
 use cases::{kinds, states, LAYOUTS};
 use world::Layout;
 
+/// Says what a test explored: on stderr, and in `target/explorer/{test}.txt`,
+/// which `scripts/test` prints (a passing test's output is not shown).
+fn report(test: &str, lines: &[String]) {
+    let text = lines.join("\n") + "\n";
+    eprint!("{text}");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/explorer");
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let _ = std::fs::write(dir.join(format!("{test}.txt")), text);
+    }
+}
+
 /// Every ordered pair of kinds, exhaustively with one preemption, from
 /// every state of `layout`; the schedules run.
 fn pairs_on(layout: Layout) -> usize {
@@ -28,7 +39,13 @@ fn pairs_on(layout: Layout) -> usize {
             }
         }
     }
-    eprintln!("pairs: {runs} schedules on {}", layout.name);
+    report(
+        &format!("pairs-{}", layout.name.replace(' ', "-")),
+        &[format!(
+            "explorer: {runs:>6} schedules of 2 requests (every point, one preemption) on {}",
+            layout.name
+        )],
+    );
     runs
 }
 
@@ -81,11 +98,13 @@ fn schedules_on_every_layout() {
 
 #[test]
 fn a_fault_at_every_call_of_one_request() {
-    let mut total = 0;
+    let mut lines = Vec::new();
     for layout in LAYOUTS {
         let runs = faults::explore(layout);
-        eprintln!("faults: {runs} runs on {}", layout.name);
-        total += runs;
+        lines.push(format!(
+            "explorer: {runs:>6} runs of 1 request, a fault at each of its calls, on {}",
+            layout.name
+        ));
     }
-    eprintln!("faults: {total} in all");
+    report("faults", &lines);
 }

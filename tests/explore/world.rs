@@ -13,6 +13,13 @@ use petstore_testkit::model::{self, Answer, Call, Event, History, Promise, Viola
 use petstore_testkit::{next_of, Backend, Data};
 use serde_json::{json, Value};
 
+/// The most a live request may wait between retries in a run: the
+/// explorer's clock passes waits without waiting, so a request that keeps
+/// retrying (a livelock) would make a run long instead of slow; it fails
+/// it. (A crashed instance's calls all fail: its retries are left to the
+/// policy, as they change nothing.)
+pub const MAX_WAITS: u64 = 16;
+
 /// The lease of keyed creates in the explorer (ms), and the clock's start.
 pub const LEASE_MS: u64 = 10_000;
 pub const START_MS: u64 = 1_800_000_000_000;
@@ -119,6 +126,12 @@ impl World {
         let start = self.shared.tick();
         let handled = routes::handle(&http.request(), &platform, &self.shared.handle(request));
         let end = self.shared.tick();
+        let waits = platform.waits.load(std::sync::atomic::Ordering::SeqCst);
+        let live = !self.shared.crashed(request);
+        assert!(
+            !live || waits <= MAX_WAITS,
+            "request {request} waited {waits} times: {call:?}"
+        );
         let response = handled.response;
         let link = response.header("link").and_then(next_of);
         let answer = if self.shared.crashed(request) {

@@ -308,6 +308,8 @@ pub struct ExplorePlatform {
     pub variables: Vec<(&'static str, String)>,
     pub clock_ms: Arc<AtomicU64>,
     random: Mutex<u64>,
+    /// Waits between retries so far.
+    pub waits: AtomicU64,
 }
 
 impl ExplorePlatform {
@@ -320,6 +322,7 @@ impl ExplorePlatform {
             variables,
             clock_ms,
             random: Mutex::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
+            waits: AtomicU64::new(0),
         }
     }
 }
@@ -350,6 +353,7 @@ impl Platform for ExplorePlatform {
     }
 
     fn sleep_ms(&self, ms: u64) {
+        self.waits.fetch_add(1, Ordering::SeqCst);
         self.clock_ms.fetch_add(ms, Ordering::SeqCst);
     }
 }
