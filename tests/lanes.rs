@@ -324,3 +324,44 @@ fn a_follower_keeps_every_lanes_newest_piece_written_within_two_polls() {
     let expected: BTreeSet<i64> = (1..=12 * 32).collect();
     follower.assert_saw_exactly(&expected, "the follower");
 }
+
+/// getPet's calls: a stored pet, one `get` (no more than before the fix);
+/// a pet still in its lane's head, the `get` and one `get-many` of the
+/// heads it may be in; and when a create in its lane stores the pet and
+/// moves the head on between those two, a third call, a `get` of the pet
+/// now stored (1.4.0 answered 404 there).
+#[test]
+fn getpet_of_a_pet_its_lane_moved_past_between_two_reads_finds_it_stored() {
+    let store = MemStore::new(Backend::Dynamo);
+    let api = lanes_on(&store);
+    for i in 0..32 {
+        api.create(&format!("p{i}"), STATUSES[i % 3]);
+    }
+    let racer = lanes_on(&store);
+    api.store.reset_counts();
+    assert_eq!(json(&api.get("/v1/pets/1"))["name"], "p0");
+    assert!(matches!(&api.store.ops()[..], [Op::Get(_), Op::GetMany(_)]));
+    store.before(
+        |op| matches!(op, Op::GetMany(keys) if keys.contains(&"lane:0".to_string())),
+        move |_| assert_eq!(racer.create("r", "sold"), 33),
+    );
+    api.store.reset_counts();
+    assert_eq!(json(&api.get("/v1/pets/1"))["name"], "p0");
+    let ops: Vec<Op> = api
+        .store
+        .ops()
+        .into_iter()
+        .filter(|op| !matches!(op, Op::SetMany(_) | Op::CasBegin(_) | Op::Swap(_)))
+        .collect();
+    assert!(
+        matches!(&ops[..], [Op::Get(a), Op::GetMany(_), Op::GetMany(heads), Op::Get(b)]
+            if a == "pet:1" && b == "pet:1" && heads == &["lane:0".to_string()]),
+        "{ops:?}"
+    );
+    api.store.reset_counts();
+    assert_eq!(json(&api.get("/v1/pets/1"))["name"], "p0");
+    assert!(
+        matches!(&api.store.ops()[..], [Op::Get(_)]),
+        "stored: one get"
+    );
+}
