@@ -53,32 +53,35 @@ pub fn get_pet<S: KvStore>(
     reads: &dyn Fn() -> Result<Reads, ApiError>,
 ) -> Result<Option<Listed>, ApiError> {
     let key = pet_key(id);
-    let stored = store.get(&key)?;
-    if stored.is_some() || reads()? == Reads::OneByOne {
-        return PetRecord::of(&key, stored)?.listed(&key);
-    }
-    // The heads of the id's lane on a store of 16 lanes and of 32: the one
-    // whose pet has this id holds it.
-    let [narrow, wide] = lanes::lanes_of(id).map(head_key);
-    let keys = if narrow == wide {
-        vec![narrow]
-    } else {
-        vec![narrow, wide]
-    };
-    let mut moved_on = false;
-    for (head, value) in store.get_many(&keys)? {
-        if let Some(last) = Head::decode(&head, Some(&value))?.last {
-            if last.id == id {
-                return record::listed(&key, last.json).map(Some);
-            }
-            // A later round of the id's lane (ids of one lane differ by a
-            // multiple of its width, and of 16 whatever the store's).
-            moved_on |= last.id > id && (last.id - id) % WIDTHS[0] as i64 == 0;
+    let mut heads_read = false;
+    loop {
+        let stored = store.get(&key)?;
+        if stored.is_some() || heads_read || reads()? == Reads::OneByOne {
+            return PetRecord::of(&key, stored)?.listed(&key);
         }
-    }
-    match moved_on {
-        true => PetRecord::of(&key, store.get(&key)?)?.listed(&key),
-        false => Ok(None),
+        heads_read = true;
+        // The heads of the id's lane on a store of 16 lanes and of 32: the
+        // one whose pet has this id holds it.
+        let [narrow, wide] = lanes::lanes_of(id).map(head_key);
+        let keys = if narrow == wide {
+            vec![narrow]
+        } else {
+            vec![narrow, wide]
+        };
+        let mut moved_on = false;
+        for (head, value) in store.get_many(&keys)? {
+            if let Some(last) = Head::decode(&head, Some(&value))?.last {
+                if last.id == id {
+                    return record::listed(&key, last.json).map(Some);
+                }
+                // A later round of the id's lane (ids of one lane differ by
+                // a multiple of its width, and of 16 whatever the store's).
+                moved_on |= last.id > id && (last.id - id) % WIDTHS[0] as i64 == 0;
+            }
+        }
+        if !moved_on {
+            return Ok(None);
+        }
     }
 }
 

@@ -173,15 +173,14 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         if self.blocked {
             // The lanes whose next entry is unknown share what the page
             // still lacks: a status held by one lane gets one batch.
-            let blocking: Vec<usize> = (0..self.lanes.width())
-                .filter(|lane| self.next[*lane] <= self.end[*lane])
-                .filter(|lane| !self.known.contains_key(&(*lane, self.next[*lane])))
-                .collect();
-            let left = self.limit - self.chosen.len();
-            let per_lane = (left / blocking.len().max(1) + 2) as u64;
-            for lane in blocking {
-                let last = self.end[lane].min(self.next[lane] + per_lane - 1);
-                asked.extend((self.next[lane]..=last).map(|index| (lane, index)));
+            let width = self.lanes.width();
+            let blocking = (0..width).filter(|lane| self.blocks(*lane)).count();
+            let per_lane = ((self.limit - self.chosen.len()) / blocking.max(1) + 2) as u64;
+            for lane in 0..width {
+                if self.blocks(lane) {
+                    let last = self.end[lane].min(self.next[lane] + per_lane - 1);
+                    asked.extend((self.next[lane]..=last).map(|index| (lane, index)));
+                }
             }
         }
         asked.retain(|entry| !self.known.contains_key(entry));
@@ -202,6 +201,11 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         keys.truncate(BATCH_KEYS);
         self.asked = asked;
         keys
+    }
+
+    /// Whether `lane` has entries left whose next one is not known.
+    fn blocks(&self, lane: usize) -> bool {
+        self.next[lane] <= self.end[lane] && !self.known.contains_key(&(lane, self.next[lane]))
     }
 
     /// Where entry `index` of `lane` was stored: `pet:{id}`, or the
@@ -290,18 +294,6 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
     }
 
     fn finish(mut self) -> Result<Part, ApiError> {
-        // Pieces that lack what a page before listed were skipped by it.
-        for lane in 0..self.lanes.width() {
-            let before = self.from[lane];
-            if before >= 1 && before <= self.end[lane] {
-                let position = match self.list {
-                    ListName::All => self.lanes.id(lane, before),
-                    ListName::Status(_) => before as i64,
-                };
-                let piece = self.piece_of(lane, before);
-                self.pieces.listed_before(&piece, position);
-            }
-        }
         let mut part = Part {
             lanes: std::mem::take(&mut self.from),
             ..Part::default()

@@ -69,16 +69,16 @@ pub fn first_keys(list: ListName, from: &[u64], limit: usize) -> Vec<String> {
     keys
 }
 
+/// Pets a piece learned, by position.
+type Entries = Vec<(i64, Listed)>;
+
 /// The pieces a page has read, and what it learned that they lack.
 #[derive(Default)]
 pub struct Pieces {
     read: BTreeMap<String, Piece>,
     /// Keys read and found missing or unreadable (rebuilt, and said so).
     rebuilt: BTreeSet<String>,
-    added: BTreeMap<String, Vec<(i64, Listed)>>,
-    /// Pieces that lack an entry a page before this one listed: a page
-    /// skipped them (see [`Pieces::write_back`]).
-    owed: BTreeSet<String>,
+    added: BTreeMap<String, Entries>,
     pub notes: Vec<String>,
 }
 
@@ -103,18 +103,6 @@ impl Pieces {
             }
         };
         self.read.entry(key.to_string()).or_insert(piece).entries()
-    }
-
-    /// Notes that the piece at `key` (read) should hold `position`, which a
-    /// page before this one listed: it is owed a write if it does not.
-    pub fn listed_before(&mut self, key: &str, position: i64) {
-        if self
-            .read
-            .get(key)
-            .is_some_and(|p| p.get(position).is_none())
-        {
-            self.owed.insert(key.to_string());
-        }
     }
 
     /// A pet the piece at `key` (read) does not hold yet, learned from the
@@ -152,25 +140,32 @@ impl Pieces {
 
     /// The pieces that learned pets, whole: what they held and what was
     /// learned, never less than was read. At most [`BATCH_WRITES`]: first
-    /// those a page before skipped (so that every piece is written within
-    /// two pages of a client that follows the list), then those that add
-    /// the most entries (the reads a later page saves), then by key.
+    /// those a page before skipped (they lack the entry just before the
+    /// first this page learned of them, which that page listed: so every
+    /// piece is written within two pages of a client that follows the
+    /// list), then those that add the most entries (the reads a later page
+    /// saves), then by key.
     fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
-        let mut added: Vec<(String, Vec<(i64, Listed)>)> =
-            std::mem::take(&mut self.added).into_iter().collect();
-        // Owed first, then by entries added (a key of one number: std's
-        // sorts cost about 4 KB of code for each type they sort).
-        let owed = &self.owed;
-        sort_by_key(&mut added, |(key, entries)| {
-            (i64::from(!owed.contains(key)) << 32) - entries.len() as i64
-        });
-        if added.len() > BATCH_WRITES {
-            let left = added.len() - BATCH_WRITES;
+        // Skipped first, then by entries added: a rank of one number.
+        let mut ranked: Vec<(i64, String, Entries)> = Vec::new();
+        for (key, added) in std::mem::take(&mut self.added) {
+            // Learned in order of position (in a status list's piece).
+            let first = added.first().map_or(1, |(p, _)| *p);
+            let skipped = (first - 1) % PIECE_LEN != 0
+                && self
+                    .read
+                    .get(&key)
+                    .is_some_and(|p| p.get(first - 1).is_none());
+            ranked.push(((i64::from(!skipped) << 32) - added.len() as i64, key, added));
+        }
+        sort_by_key(&mut ranked, |(rank, _, _)| *rank);
+        if ranked.len() > BATCH_WRITES {
+            let left = ranked.len() - BATCH_WRITES;
             self.notes
                 .push(format!("{left} index pieces left for a later page"));
         }
         let mut writes = Vec::new();
-        for (key, added) in added.into_iter().take(BATCH_WRITES) {
+        for (_, key, added) in ranked.into_iter().take(BATCH_WRITES) {
             // Taken, not removed: see `Reader::fetched`.
             let Some(mut piece) = self.read.get_mut(&key).map(std::mem::take) else {
                 continue;
