@@ -92,6 +92,12 @@ pub fn all(pets: usize) -> Vec<Operation> {
             Kind::Read,
         ),
         op("getPet", format!("/v1/pets/{}", pets / 2 + 1), Kind::Read),
+        // On a lanes store, the newest pet of its lane: held by its head.
+        op(
+            "getPet, the newest pet",
+            format!("/v1/pets/{pets}"),
+            Kind::Read,
+        ),
         op("createPet", "/v1/pets".into(), Kind::Create),
         op(
             "createPet, new Idempotency-Key",
