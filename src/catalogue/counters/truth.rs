@@ -1,6 +1,6 @@
 //! A counters page's look-ups of the truth: where a piece lacks a position,
 //! what the position holds (`pet:{id}`; for a status, the slot, then the
-//! pet), one `get` at a time within the budget, or fetched ahead in batches
+//! pet), one `get` at a time, or fetched ahead in batches
 //! (DynamoDB).
 
 use crate::errors::ApiError;

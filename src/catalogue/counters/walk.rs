@@ -1,5 +1,5 @@
 //! A page of a counters list: the walk along its positions, reading index
-//! pieces, filling gaps from the truth within a budget, carrying the
+//! pieces, filling gaps from the truth (past 64 empty positions it stops), carrying the
 //! positions whose create has not finished, and writing back a piece the
 //! truth added to.
 
@@ -83,7 +83,7 @@ pub fn first_keys(list: ListName, from: &Part, limit: usize) -> Vec<String> {
 /// committed since; each page sorted by id. In steps: plan the pieces the
 /// page may span; read each (one `get`, or fetched ahead with the first
 /// `get-many`); take its pets, filling gaps from the truth (`pet`, `slot`)
-/// within the budget, carrying the positions whose create has not
+/// (past 64 positions without a pet it stops), carrying the positions whose create has not
 /// finished; write back the pieces the truth added to; at the end, look
 /// again at what earlier pages carried.
 pub fn page<S: crate::store::KvStore>(
@@ -101,7 +101,7 @@ pub fn page<S: crate::store::KvStore>(
         list,
         end,
         limit,
-        budget: EMPTY_POSITIONS,
+        empty_left: EMPTY_POSITIONS,
         part: Part {
             pets: Vec::with_capacity(limit),
             ..from
@@ -142,11 +142,11 @@ pub(super) struct Walk<'w, 'r, 's, S: crate::store::KvStore> {
     end: End,
     limit: usize,
     /// Positions without a pet this page may still pass.
-    pub(super) budget: usize,
+    pub(super) empty_left: usize,
     pub(super) part: Part,
     /// The list's last position, once read.
     last: Option<i64>,
-    /// The page ended before the list: limit, budget, or carry full.
+    /// The page ended before the list: limit, empty positions, or carry full.
     stopped: bool,
     /// Carried positions where nothing at all is stored yet.
     pub(super) sealable: Vec<i64>,
@@ -164,7 +164,7 @@ impl<S: crate::store::KvStore> Walk<'_, '_, '_, S> {
     }
 
     fn full(&self) -> bool {
-        self.part.pets.len() >= self.limit || self.budget == 0
+        self.part.pets.len() >= self.limit || self.empty_left == 0
     }
 
     /// Pets the page still has room for.
@@ -258,9 +258,9 @@ impl<S: crate::store::KvStore> Walk<'_, '_, '_, S> {
                         added.push((position, pet.clone()));
                         self.part.pets.push(pet);
                     }
-                    Truth::Dead => self.budget -= 1,
+                    Truth::Dead => self.empty_left -= 1,
                     Truth::Unresolved { sealable } if self.part.carried.len() < MAX_CARRIED => {
-                        self.budget -= 1;
+                        self.empty_left -= 1;
                         self.carry(position, sealable);
                     }
                     Truth::Unresolved { .. } => {
