@@ -15,6 +15,7 @@
 //! cargo run --release -p petstore-bench -- --backends sqlite,redis --pets 1000,10000,100000
 //! ```
 
+mod capacity;
 mod creates;
 mod edge;
 mod history;
@@ -57,6 +58,7 @@ fn main() -> Result<()> {
         Mode::Walks => walks::run(&o, &serving),
         Mode::Move => moving::run(&o, &serving),
         Mode::History => history::run(&o),
+        Mode::Capacity => capacity::run(&o),
     }
 }
 

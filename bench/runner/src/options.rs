@@ -32,6 +32,9 @@ pub enum Mode {
     /// `--operations` requests by `--clients` clients through two
     /// instances, on DynamoDB Local and Redis, judged by the model.
     History,
+    /// What each operation consumes of DynamoDB's capacity (items read,
+    /// absent ones charged; units), on each layout, `--counted` requests.
+    Capacity,
 }
 
 pub struct Options {
@@ -62,7 +65,7 @@ pub struct Options {
     pub operations: usize,
 }
 
-const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates|walks|move|history --backends sqlite,redis,dynamo \
+const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates|walks|move|history|capacity --backends sqlite,redis,dynamo \
                      --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
                      --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N --moved N \
                      --operations N";
@@ -78,6 +81,7 @@ fn mode(name: &str) -> Option<Mode> {
         "walks" => Some(Mode::Walks),
         "move" => Some(Mode::Move),
         "history" => Some(Mode::History),
+        "capacity" => Some(Mode::Capacity),
         _ => None,
     }
 }

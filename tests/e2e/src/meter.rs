@@ -1,0 +1,238 @@
+//! A meter between Spin and DynamoDB (Local): an HTTP/1.1 proxy that asks
+//! DynamoDB for the capacity each call consumes (it adds
+//! `"ReturnConsumedCapacity":"TOTAL"` to the request's JSON: DynamoDB Local
+//! checks no signature) and counts the items each read asked for and found.
+//! DynamoDB Local reports 0 units for an item that does not exist; real
+//! DynamoDB charges it as a read of up to 4 KB ("If you perform a read
+//! operation on an item that doesn't exist, DynamoDB will still consume
+//! read throughput", AWS DynamoDB Developer Guide): the meter charges each
+//! absent item of a strongly consistent read 1 unit, of an eventually
+//! consistent one 0.5 (DynamoDB Local charges them itself in a `GetItem`,
+//! not in a `BatchGetItem`). Responses pass unchanged.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+/// What the calls carried since the last [`Meter::take`] consumed.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Consumed {
+    /// DynamoDB operations (a `BatchGetItem` is one).
+    pub calls: u64,
+    /// Items the reads asked for, and those that exist.
+    pub items_read: u64,
+    pub items_found: u64,
+    /// Read units: as DynamoDB Local reports them, plus the absent items'.
+    pub read_units: f64,
+    pub write_units: f64,
+}
+
+impl Consumed {
+    pub fn absent(&self) -> u64 {
+        self.items_read - self.items_found
+    }
+
+    pub fn units(&self) -> f64 {
+        self.read_units + self.write_units
+    }
+}
+
+/// A running meter; its threads live as long as the process.
+pub struct Meter {
+    address: String,
+    consumed: Arc<Mutex<Consumed>>,
+}
+
+impl Meter {
+    /// Listens on a free loopback port and carries each connection to
+    /// `target` (`host:port`: DynamoDB Local, or a line in front of it).
+    pub fn start(target: &str) -> std::io::Result<Meter> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let address = format!("http://{}", listener.local_addr()?);
+        let consumed = Arc::new(Mutex::new(Consumed::default()));
+        let (shared, target) = (consumed.clone(), target.to_string());
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let (shared, target) = (shared.clone(), target.clone());
+                std::thread::spawn(move || {
+                    if let Ok(server) = TcpStream::connect(&target) {
+                        let _ = carry(client, server, &shared);
+                    }
+                });
+            }
+        });
+        Ok(Meter { address, consumed })
+    }
+
+    /// `http://127.0.0.1:port`, for `AWS_ENDPOINT_URL`.
+    pub fn endpoint(&self) -> &str {
+        &self.address
+    }
+
+    /// What was consumed since the last call, and a fresh count.
+    pub fn take(&self) -> Consumed {
+        std::mem::take(&mut *self.consumed.lock().expect("the meter"))
+    }
+}
+
+/// One HTTP/1.1 message: its head's lines and its body.
+struct Message {
+    head: Vec<String>,
+    body: Vec<u8>,
+}
+
+impl Message {
+    fn read(from: &mut impl BufRead) -> std::io::Result<Option<Message>> {
+        let mut head = Vec::new();
+        loop {
+            let mut line = String::new();
+            if from.read_line(&mut line)? == 0 {
+                return Ok(None);
+            }
+            let line = line.trim_end_matches(['\r', '\n']).to_string();
+            if line.is_empty() {
+                break;
+            }
+            head.push(line);
+        }
+        let header = |name: &str| {
+            head.iter().find_map(|l| {
+                let (n, v) = l.split_once(':')?;
+                n.trim()
+                    .eq_ignore_ascii_case(name)
+                    .then(|| v.trim().to_string())
+            })
+        };
+        let mut body = Vec::new();
+        if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+            loop {
+                let mut size = String::new();
+                from.read_line(&mut size)?;
+                let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+                let mut chunk = vec![0; n + 2];
+                from.read_exact(&mut chunk)?;
+                body.extend_from_slice(&chunk[..n]);
+                if n == 0 {
+                    break;
+                }
+            }
+            head.retain(|l| !l.to_ascii_lowercase().starts_with("transfer-encoding"));
+            head.push(format!("Content-Length: {}", body.len()));
+        } else if let Some(length) = header("content-length").and_then(|v| v.parse().ok()) {
+            body = vec![0; length];
+            from.read_exact(&mut body)?;
+        }
+        Ok(Some(Message { head, body }))
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.iter().find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+
+    /// The message with another body, its length said.
+    fn with_body(mut self, body: Vec<u8>) -> Message {
+        self.head
+            .retain(|l| !l.to_ascii_lowercase().starts_with("content-length"));
+        self.head.push(format!("Content-Length: {}", body.len()));
+        self.body = body;
+        self
+    }
+
+    fn write(&self, to: &mut impl Write) -> std::io::Result<()> {
+        let mut out = self.head.join("\r\n").into_bytes();
+        out.extend_from_slice(b"\r\n\r\n");
+        out.extend_from_slice(&self.body);
+        to.write_all(&out)
+    }
+}
+
+/// Carries one connection's requests, each metered, until either side
+/// closes it.
+fn carry(client: TcpStream, server: TcpStream, consumed: &Mutex<Consumed>) -> std::io::Result<()> {
+    let (mut client_in, mut client_out) = (BufReader::new(client.try_clone()?), client);
+    let (mut server_in, mut server_out) = (BufReader::new(server.try_clone()?), server);
+    while let Some(request) = Message::read(&mut client_in)? {
+        let operation = request
+            .header("x-amz-target")
+            .and_then(|t| t.rsplit('.').next())
+            .unwrap_or("")
+            .to_string();
+        let mut asked: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let request = match asked.as_object_mut() {
+            Some(object) => {
+                object.insert("ReturnConsumedCapacity".into(), "TOTAL".into());
+                let body = serde_json::to_vec(&asked).expect("JSON");
+                request.with_body(body)
+            }
+            None => request,
+        };
+        request.write(&mut server_out)?;
+        let Some(response) = Message::read(&mut server_in)? else {
+            return Ok(());
+        };
+        let answered: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
+        let mut consumed = consumed.lock().expect("the meter");
+        count(&mut consumed, &operation, &asked, &answered);
+        drop(consumed);
+        response.write(&mut client_out)?;
+    }
+    Ok(())
+}
+
+/// Adds one call to `consumed`.
+fn count(consumed: &mut Consumed, operation: &str, asked: &Value, answered: &Value) {
+    consumed.calls += 1;
+    let units: f64 = match &answered["ConsumedCapacity"] {
+        Value::Array(each) => each
+            .iter()
+            .filter_map(|c| c["CapacityUnits"].as_f64())
+            .sum(),
+        one => one["CapacityUnits"].as_f64().unwrap_or(0.0),
+    };
+    let absent_unit = |consistent: &Value| {
+        if consistent.as_bool() == Some(true) {
+            1.0
+        } else {
+            0.5
+        }
+    };
+    match operation {
+        "GetItem" => {
+            // DynamoDB Local already charges an absent `GetItem`; its
+            // `BatchGetItem` charges absent items nothing.
+            let found = answered.get("Item").is_some();
+            consumed.items_read += 1;
+            consumed.items_found += u64::from(found);
+            consumed.read_units += match found {
+                true => units,
+                false => units.max(absent_unit(&asked["ConsistentRead"])),
+            };
+        }
+        "BatchGetItem" => {
+            let (mut read, mut found, mut absent_units) = (0, 0, 0.0);
+            if let Some(tables) = asked["RequestItems"].as_object() {
+                for (table, request) in tables {
+                    let keys = request["Keys"].as_array().map_or(0, Vec::len) as u64;
+                    let got = answered["Responses"][table].as_array().map_or(0, Vec::len) as u64;
+                    let unprocessed = answered["UnprocessedKeys"][table]["Keys"]
+                        .as_array()
+                        .map_or(0, Vec::len) as u64;
+                    let processed = keys - unprocessed.min(keys);
+                    read += processed;
+                    found += got;
+                    absent_units += (processed - got.min(processed)) as f64
+                        * absent_unit(&request["ConsistentRead"]);
+                }
+            }
+            consumed.items_read += read;
+            consumed.items_found += found;
+            consumed.read_units += units + absent_units;
+        }
+        _ => consumed.write_units += units,
+    }
+}
