@@ -94,3 +94,16 @@ fn schedules_on_every_layout() {
     }
     report("schedules", &lines);
 }
+
+#[test]
+fn a_fault_at_every_call_of_one_request() {
+    let mut lines = Vec::new();
+    for layout in LAYOUTS {
+        let runs = faults::explore(layout);
+        lines.push(format!(
+            "explorer: {runs:>6} runs of 1 request, a fault at each of its calls, on {}",
+            layout.name
+        ));
+    }
+    report("faults", &lines);
+}
