@@ -12,9 +12,10 @@
 //! ids and list positions already allow. A create's `set` and `set-many`
 //! write values that only ever go to their keys (a slot's id, a pet's
 //! record), so writing one again changes nothing, and completes a batch that
-//! was applied in part. A `get` or a `get-many` changes nothing. A compare-and-swap is not
-//! retried here: the claim decides its outcome by reading back. A call that
-//! succeeds at once costs nothing more.
+//! was applied in part. A `get`, a `get-many` and a compare-and-swap's
+//! begin (`new` and `current`, a read) change nothing. A compare-and-swap's
+//! `swap` is not retried here: its caller decides its outcome by reading
+//! back. A call that succeeds at once costs nothing more.
 
 use std::cell::Cell;
 
@@ -23,8 +24,8 @@ use crate::store::{KvStore, StoreError, SwapReport};
 pub use petstore_common::policy;
 pub use policy::Policy;
 
-/// A store whose `get`, `set`, `set-many` and `increment` are retried under
-/// a [`Policy`]; a compare-and-swap goes through as it is.
+/// A store whose calls are retried under a [`Policy`], all but a
+/// compare-and-swap's `swap`, which goes through as it is.
 pub struct Retrying<'a, S: KvStore> {
     store: &'a S,
     platform: &'a dyn Platform,
@@ -179,7 +180,7 @@ impl<S: KvStore> KvStore for Retrying<'_, S> {
     }
 
     fn cas_begin(&self, key: &str) -> Result<(Self::Cas, Option<Vec<u8>>), StoreError> {
-        self.store.cas_begin(key)
+        self.retried(|| self.store.cas_begin(key))
     }
 
     fn cas_swap(&self, cas: Self::Cas, value: &[u8]) -> Result<SwapReport, StoreError> {

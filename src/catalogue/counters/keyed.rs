@@ -51,7 +51,7 @@ pub fn create<S: KvStore>(
     let (word, mut begun) = match claim_by {
         ClaimBy::Increment => (store.increment(&keyed.record_key, 0)?, None),
         ClaimBy::PutIfAbsent => {
-            let (cas, current) = begin(store, &keyed.record_key)?;
+            let (cas, current) = store.cas_begin(&keyed.record_key)?;
             (bound(keyed, current.as_deref())?, Some((cas, current)))
         }
     };
@@ -132,7 +132,7 @@ fn claim<S: KvStore>(
     loop {
         let (cas, current) = match begun.take() {
             Some(begun) => begun,
-            None => begin(store, &keyed.record_key)?,
+            None => store.cas_begin(&keyed.record_key)?,
         };
         let word = bound(keyed, current.as_deref())?;
         if word != from {
@@ -157,23 +157,6 @@ fn claim<S: KvStore>(
             word if word == from && backoff.wait() => continue,
             word if word == from => return Err(ApiError::StoreUnavailable(failure)),
             word => return Ok(word),
-        }
-    }
-}
-
-/// Begins a compare-and-swap on the word: its `new` and `current`, tried
-/// again under the retry policy when they fail.
-fn begin<S: KvStore>(store: &Retrying<'_, S>, key: &str) -> Result<Begun<S::Cas>, ApiError> {
-    let mut backoff = store.backoff();
-    loop {
-        match store.cas_begin(key) {
-            Ok(begun) => return Ok(begun),
-            Err(e) => {
-                store.learn(&e, &mut backoff);
-                if !backoff.wait() {
-                    return Err(ApiError::StoreUnavailable(e));
-                }
-            }
         }
     }
 }

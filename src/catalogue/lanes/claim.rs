@@ -155,16 +155,7 @@ pub fn claim<S: KvStore>(
         stored = Some(read.round);
     }
     loop {
-        let (cas, current) = match store.cas_begin(&key) {
-            Ok(begun) => begun,
-            Err(e) => {
-                store.learn(&e, &mut backoff);
-                if backoff.wait() {
-                    continue;
-                }
-                return Err(ApiError::StoreUnavailable(e));
-            }
-        };
+        let (cas, current) = store.cas_begin(&key)?;
         let head = Head::decode(&key, current.as_deref())?;
         let next = head.round + 1;
         match want {

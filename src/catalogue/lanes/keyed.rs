@@ -82,7 +82,7 @@ pub fn create<S: KvStore>(
 ) -> Result<Created, ApiError> {
     let mut backoff = store.backoff();
     loop {
-        let (cas, current) = begin(store, &keyed.record_key)?;
+        let (cas, current) = store.cas_begin(&keyed.record_key)?;
         let intent = match record(keyed, current.as_deref())? {
             Record::Intent(intent) => return follow_intent(store, keyed, intent, lanes),
             Record::Bound(id) => match follow(store, keyed, id)? {
@@ -183,7 +183,7 @@ fn finish<S: KvStore>(
         let lane = other_choice(&read.rounds(), intent.lane, store.random());
         let round = read.heads[lane].round + 1;
         let moved = self::intent(keyed, &read, lane, round, intent.started_ms, intent.nonce)?;
-        let (cas, current) = begin(store, &keyed.record_key)?;
+        let (cas, current) = store.cas_begin(&keyed.record_key)?;
         let swapped = match record(keyed, current.as_deref())? {
             Record::Intent(held) if held == intent => store.cas_swap(cas, &moved.encode()),
             Record::Intent(held) => return follow_intent(store, keyed, held, lanes),
@@ -249,25 +249,5 @@ fn record(keyed: &Keyed, bytes: Option<&[u8]>) -> Result<Record, ApiError> {
             0 => Record::Free,
             id => Record::Bound(id),
         }),
-    }
-}
-
-/// A compare-and-swap begun on the key's record, tried again under the
-/// retry policy when its calls fail.
-fn begin<S: KvStore>(
-    store: &Retrying<'_, S>,
-    key: &str,
-) -> Result<(S::Cas, Option<Vec<u8>>), ApiError> {
-    let mut backoff = store.backoff();
-    loop {
-        match store.cas_begin(key) {
-            Ok(begun) => return Ok(begun),
-            Err(e) => {
-                store.learn(&e, &mut backoff);
-                if !backoff.wait() {
-                    return Err(ApiError::StoreUnavailable(e));
-                }
-            }
-        }
     }
 }
