@@ -14,9 +14,9 @@
 use std::cell::OnceCell;
 
 use crate::auth::ApiKeys;
-use crate::catalogue::{KvBackend, LayoutName, CATALOGUE_LAYOUT};
+use crate::catalogue::{Deployment, KvBackend, LayoutName, CATALOGUE_LAYOUT};
 use crate::cors::CorsOrigins;
-use crate::errors::Misconfiguration;
+use crate::errors::{ApiError, Misconfiguration};
 use crate::platform::Platform;
 
 pub const API_KEY: &str = "api_key";
@@ -137,6 +137,22 @@ impl<'p> Config<'p> {
         })
         .as_ref()
         .map_err(Clone::clone)
+    }
+}
+
+/// The catalogue reads the deployment's variables through this: each
+/// once, when a request first needs it.
+impl Deployment for Config<'_> {
+    fn backend(&self) -> Result<KvBackend, ApiError> {
+        Ok(self.key_value_backend()?)
+    }
+
+    fn wanted(&self) -> Result<LayoutName, ApiError> {
+        Ok(self.catalogue_layout()?)
+    }
+
+    fn lease_ms(&self) -> Result<u64, ApiError> {
+        Ok(self.idempotency_lease_ms()?)
     }
 }
 

@@ -25,8 +25,8 @@ pub fn health<S: KvStore>(
     let backend = config
         .key_value_backend()
         .map_err(ApiError::Unserviceable)?;
-    let wanted = config.layout_named().map_err(ApiError::Unserviceable)?;
-    let report = Catalogue::new(store, backend).health(wanted)?;
+    config.layout_named().map_err(ApiError::Unserviceable)?;
+    let body = Catalogue::new(store, config).health(platform.now_ms())?;
     if let Some(why) = backend.contradicted_by(store) {
         return Err(ApiError::Unserviceable(Misconfiguration {
             variable: KEY_VALUE_BACKEND,
@@ -34,7 +34,6 @@ pub fn health<S: KvStore>(
         }));
     }
     config.catalogue_layout().map_err(ApiError::Unserviceable)?;
-    let body = report.json(platform.now_ms());
     Ok(Response::json_text(StatusCode::OK, body.into_bytes())
         .with_header("cache-control", "no-store"))
 }

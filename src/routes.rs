@@ -3,7 +3,7 @@
 
 use http::{Method, StatusCode};
 
-use crate::catalogue::{self, pets_body, Catalogue, Clock, Created, Lease, Page};
+use crate::catalogue::{pets_body, Catalogue, Clock, Created, Lease, Page};
 use crate::conditional::{self, LIST_CACHE, PET_CACHE};
 use crate::config::Config;
 use crate::errors::ApiError;
@@ -22,8 +22,9 @@ pub const DEPRECATION: &str = "@1795219200";
 pub const SUNSET: &str = "Thu, 05 Dec 2030 00:00:00 GMT";
 pub const SUCCESSOR_LINK: &str = r#"</v1/pets>; rel="successor-version""#;
 
-/// The OpenAPI document, served byte for byte at `GET /v1/openapi.json`.
-pub const OPENAPI_DOCUMENT: &[u8] = include_bytes!("../openapi/petstore-v1.json");
+/// The OpenAPI document (`openapi/petstore-v1.json`), served at `GET
+/// /v1/openapi.json` as compact JSON (build.rs).
+pub const OPENAPI_DOCUMENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/openapi.json"));
 pub const OPENAPI_PATH: &str = "/v1/openapi.json";
 pub const HEALTH_PATH: &str = "/v1/health";
 
@@ -199,16 +200,12 @@ fn list_pets<S: KvStore>(
         Ok(query) => query,
         Err(e) => return Err(e).into(),
     };
-    let backend = match config.key_value_backend() {
-        Ok(backend) => backend,
-        Err(e) => return Err(e.into()).into(),
-    };
     let lease_ms = || config.idempotency_lease_ms().map_err(ApiError::from);
     let clock = Clock {
         now_ms: platform.now_ms(),
         lease_ms: &lease_ms,
     };
-    let catalogue = Catalogue::new(store, backend);
+    let catalogue = Catalogue::new(store, config);
     match catalogue.page(&clock, query.list(), query.cursor.as_ref(), query.limit) {
         Ok(mut page) => {
             let notes = std::mem::take(&mut page.notes);
@@ -234,7 +231,7 @@ fn page_response(request: &Request, query: &ListQuery, page: Page) -> Response {
         if let Some(status) = query.status {
             params.push(format!("status={}", status.as_str()));
         }
-        params.push(format!("cursor={}", next.encode()));
+        params.push(format!("cursor={}", next.as_str()));
         response = response.with_header(
             "link",
             format!(r#"</v1/pets?{}>; rel="next""#, params.join("&")),
@@ -264,8 +261,10 @@ fn create_pet<S: KvStore>(
     };
     let key = IdempotencyKey::from_request(request)?;
     let new_pet = NewPet::from_json(body)?;
-    let backend = config.key_value_backend()?;
-    let layout = config.catalogue_layout()?;
+    // Read in this order (tests/operations.rs): the backend, the layout,
+    // then, for a keyed create, the lease.
+    config.key_value_backend()?;
+    config.catalogue_layout()?;
     let keyed = match &key {
         None => None,
         Some(key) => Some((
@@ -276,8 +275,8 @@ fn create_pet<S: KvStore>(
             },
         )),
     };
-    let catalogue = Catalogue::new(store, backend);
-    Ok(match catalogue.create(platform, layout, new_pet, keyed)? {
+    let catalogue = Catalogue::new(store, config);
+    Ok(match catalogue.create(platform, new_pet, keyed)? {
         Created::Pet(pet) => created(&pet),
         Created::Replayed { id, body } => Response::json_text(StatusCode::CREATED, body)
             .with_header("location", location(id))
@@ -313,8 +312,9 @@ fn get_pet<S: KvStore>(
     let id = parse_digits(raw_id)
         .filter(|id| *id >= 1)
         .ok_or_else(not_found)?;
-    let reads = || Ok(config.key_value_backend()?.reads());
-    let pet = catalogue::get_pet(store, id, &reads)?.ok_or_else(not_found)?;
+    let pet = Catalogue::new(store, config)
+        .get_pet(id)?
+        .ok_or_else(not_found)?;
     let ok = Response::json_text(StatusCode::OK, pet.json().as_bytes().to_vec());
     Ok(conditional::respond(request, ok, PET_CACHE, &[]))
 }

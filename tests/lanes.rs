@@ -326,8 +326,8 @@ fn a_follower_keeps_every_lanes_newest_piece_written_within_two_polls() {
 }
 
 /// getPet's calls: a stored pet, one `get` (no more than before the fix);
-/// a pet still in its lane's head, the `get` and one `get-many` of the
-/// heads it may be in; and when a create in its lane stores the pet and
+/// a pet still in its lane's head, the `get` and one `get-many` of
+/// `ctr:id` and the heads it may be in; and when a create in its lane stores the pet and
 /// moves the head on between those two, a third call, a `get` of the pet
 /// now stored (1.4.0 answered 404 there).
 #[test]
@@ -355,7 +355,7 @@ fn getpet_of_a_pet_its_lane_moved_past_between_two_reads_finds_it_stored() {
         .collect();
     assert!(
         matches!(&ops[..], [Op::Get(a), Op::GetMany(_), Op::GetMany(heads), Op::Get(b)]
-            if a == "pet:1" && b == "pet:1" && heads == &["lane:0".to_string()]),
+            if a == "pet:1" && b == "pet:1" && heads == &["ctr:id".to_string(), "lane:0".to_string()]),
         "{ops:?}"
     );
     api.store.reset_counts();

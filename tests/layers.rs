@@ -128,10 +128,16 @@ fn the_files_of_a_folder_import_each_other_without_a_circle() {
     }
     for (folder, files) in folders {
         let stem = |f: &Path| f.file_stem().unwrap().to_str().unwrap().to_string();
-        let siblings: BTreeSet<String> = files.iter().map(|f| stem(f)).collect();
-        // Each file's arrows to the other files of the folder: `super::x`
-        // names file `x`, or, for another name, the folder's `mod.rs`;
-        // `mod.rs` reaches its files by their names.
+        let mut siblings: BTreeSet<String> = files.iter().map(|f| stem(f)).collect();
+        // The folder's subfolders are modules of their own, as its files are.
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            if entry.path().join("mod.rs").exists() {
+                siblings.insert(entry.file_name().to_str().unwrap().to_string());
+            }
+        }
+        // Each file's arrows to the other files and subfolders of the
+        // folder: `super::x` names file or subfolder `x`, or, for another
+        // name, the folder's `mod.rs`; `mod.rs` reaches them by their names.
         let mut arrows: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for file in &files {
             let me = stem(file);

@@ -16,24 +16,17 @@ use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
 use crate::catalogue::backend::{Batches, ClaimBy};
+use crate::catalogue::bound::{commit_pet, follow, Followed};
 use crate::catalogue::created::{Created, Keyed};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, INTENT_HEADER};
 use crate::catalogue::layout::{not_this_layout, LayoutName};
 use crate::catalogue::pending::Pending;
-use crate::catalogue::record::{encode_pet, PetRecord};
+use crate::catalogue::record::encode_pet;
 
-use super::{commit, commit_pet, reserve};
+use super::create::{commit, reserve};
 
 /// A compare-and-swap begun on the key's word, and what it saw.
 type Begun<C> = (C, Option<Vec<u8>>);
-
-/// How following a bound key ended.
-pub enum Followed {
-    Done(Created),
-    /// The create the key is bound to stopped and can no longer commit:
-    /// the key may be bound to a new create, claimed from this id.
-    Abandoned(i64),
-}
 
 /// Creates the request's pet once per key. Calls, when the key is new: the
 /// read of its word (`increment` by 0, creating it at 0; or,
@@ -165,7 +158,7 @@ fn claim<S: KvStore>(
 /// claimed by put-if-absent). A lanes intent there means the store moved
 /// to lanes (a client retried a create it began on a lanes instance):
 /// this instance's misconfiguration, answered as its creates are.
-pub fn bound(keyed: &Keyed, word: Option<&[u8]>) -> Result<i64, ApiError> {
+fn bound(keyed: &Keyed, word: Option<&[u8]>) -> Result<i64, ApiError> {
     let unreadable =
         || ApiError::Internal(format!("stored value '{}' is unreadable", keyed.record_key));
     match word {
@@ -176,41 +169,5 @@ pub fn bound(keyed: &Keyed, word: Option<&[u8]>) -> Result<i64, ApiError> {
         Some(bytes) => decode_counter(bytes)
             .filter(|id| *id >= 0)
             .ok_or_else(unreadable),
-    }
-}
-
-/// The key is bound to pet `id`: replay it, refuse another request, finish
-/// a create whose owner stopped before its commit, or, past its commit
-/// window, give that create up.
-pub fn follow<S: KvStore>(
-    store: &Retrying<'_, S>,
-    keyed: &Keyed,
-    id: i64,
-) -> Result<Followed, ApiError> {
-    let expected = encode_pet(&keyed.new.clone().into_pet(id))?;
-    let key = crate::catalogue::keys::pet_key(id);
-    match PetRecord::of(&key, store.get(&key)?)? {
-        PetRecord::Committed { json, .. } if json == expected => {
-            Ok(Followed::Done(Created::Replayed { id, body: json }))
-        }
-        PetRecord::Committed { .. } => Err(ApiError::IdempotencyKeyReused),
-        PetRecord::Pending(pending) if pending.record != expected => {
-            Err(ApiError::IdempotencyKeyReused)
-        }
-        PetRecord::Pending(pending) => {
-            keyed.within_lease(pending.started_ms)?;
-            if !pending.finishable(store.now_ms(), keyed.lease.lease_ms) {
-                return Ok(Followed::Abandoned(id));
-            }
-            // The owner's own commit, byte for byte: if the owner is not
-            // dead but late, its commit changes nothing after this one.
-            commit_pet(store, id, &pending.record)?;
-            Ok(Followed::Done(Created::Pet(keyed.new.clone().into_pet(id))))
-        }
-        // The claim is made only after the pending record was written.
-        PetRecord::Absent => Err(ApiError::Internal(format!(
-            "{} names pet {id}, which has no record",
-            keyed.record_key
-        ))),
     }
 }

@@ -1,194 +1,124 @@
 //! The counters layout: one id counter (`ctr:id`), one counter and a slot
-//! per position of each status's list, every store of 1.0.0–1.2.0 and every
-//! store on SQLite and Redis. A create takes an id and a position (two
-//! `increment`s), then commits its slot and its pet, settled by reading
-//! back when a reply fails; pages walk positions (`walk`), carrying those
-//! whose create has not finished (`carry`). docs/key-value-layout.md.
-//!
-//! The rule every commit keeps, on every backend: **a pet is never visible
-//! (its record readable at `pet:{id}`) without its slot**, so every pet that
-//! getPet returns is in the unfiltered walk and in its status's walk. Where
-//! `set-many` is all or nothing (Spin's SQLite: one transaction; Redis:
-//! `MSET`) both go in one call. Where it is neither atomic nor ordered
-//! (Spin's DynamoDB: one `BatchWriteItem`) the slot is written first, alone,
-//! then the record: one call more.
+//! per position of each status's list; every store of 1.0.0–1.2.0 and
+//! every store on SQLite and Redis. A create takes an id and a position and
+//! commits its slot and its pet (`create`); pages walk positions (`walk`),
+//! carrying those whose create has not finished (`carry`).
+//! docs/key-value-layout.md, "The counters layout".
 
 mod carry;
+mod create;
+mod cursor;
 pub mod keyed;
 mod truth;
 mod walk;
 
+pub use cursor::Cursor;
+pub use walk::{End, Part};
+
 use crate::errors::ApiError;
-use crate::model::{ListName, NewPet, Pet, PetStatus};
+use crate::model::{self, ListName, NewPet, Pet};
 use crate::retry::Retrying;
-use crate::store::{KvStore, StoreError};
+use crate::store::KvStore;
 
-use super::backend::{shows_dynamodb, Batches};
-use super::keys::{counter_key, pet_key, slot_key, ID_COUNTER};
-use super::layout::{not_this_layout, LayoutName, StoreLayout};
-use super::pending::{Pending, COMMIT_WITHIN_MS};
-use super::record::encode_pet;
+use super::backend::KvBackend;
+use super::created::{Created, Keyed};
+use super::layout::{Layout, Page};
+use super::listed::Listed;
+use super::pending::Clock;
+use super::reader::Reader;
 
-pub use walk::{first_keys, page, End, Part};
-
-/// An id and a position, taken for one pet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reserved {
-    pub id: i64,
-    pub position: i64,
+/// A store of the counters layout: what its counter stood at when read
+/// (`None`: no create ran yet).
+pub struct Counters {
+    backend: KvBackend,
+    held: Option<i64>,
 }
 
-/// A create: reserve its id and position, then commit its slot and its
-/// record. The index is left to readers.
-pub fn create<S: KvStore>(
-    store: &Retrying<'_, S>,
-    new: NewPet,
-    declared: Batches,
-) -> Result<Pet, ApiError> {
-    let started_ms = store.now_ms();
-    let reserved = reserve(store, new.status)?;
-    // A store that showed it is DynamoDB commits as DynamoDB's batches allow.
-    let batches = match store.escalated() {
-        true => Batches::Unordered,
-        false => declared,
-    };
-    let pet = new.into_pet(reserved.id);
-    let record = encode_pet(&pet)?;
-    commit(store, reserved, pet.status, &record, batches, started_ms)?;
-    Ok(pet)
-}
-
-/// `increment ctr:id` → id; `increment ctr:{status}` → position. A failure
-/// of the first that does not look like DynamoDB's lost race reads `ctr:id`
-/// (once it can): a store of the lanes layout (whose mark no `increment`
-/// parses) is this instance's misconfiguration, not an outage to retry.
-pub fn reserve<S: KvStore>(
-    store: &Retrying<'_, S>,
-    status: PetStatus,
-) -> Result<Reserved, ApiError> {
-    let mut backoff = store.backoff();
-    let mut looked = false;
-    let id = loop {
-        match store.inner().increment(ID_COUNTER, 1) {
-            Ok(id) => break id,
-            Err(e) => {
-                // Looked at until one read of it succeeds.
-                if !looked && !shows_dynamodb(&e) {
-                    if let Ok(word) = store.inner().get(ID_COUNTER) {
-                        looked = true;
-                        if let Ok(StoreLayout::Lanes(_)) = StoreLayout::of(word.as_deref()) {
-                            return Err(not_this_layout(LayoutName::Lanes, LayoutName::Counters));
-                        }
-                    }
-                }
-                store.learn(&e, &mut backoff);
-                if !backoff.wait() {
-                    return Err(ApiError::StoreUnavailable(e));
-                }
-            }
-        }
-    };
-    let position = store.increment(&counter_key(ListName::Status(status)), 1)?;
-    Ok(Reserved { id, position })
-}
-
-/// Writes `slot:{status}:{position}` and `pet:{id}`: the commit of a
-/// create, or the stage of a keyed create (`pet` then holds its pending
-/// record, which readers take for no pet, so the slot is a hole until
-/// [`commit_pet`]). Returns only when both are stored; a failure leaves no
-/// pet visible without its slot. A create past its commit window
-/// ([`COMMIT_WITHIN_MS`] after `started_ms`) gives its position up
-/// instead: readers stop waiting for it.
-pub fn commit<S: KvStore>(
-    store: &Retrying<'_, S>,
-    reserved: Reserved,
-    status: PetStatus,
-    record: &[u8],
-    batches: Batches,
-    started_ms: u64,
-) -> Result<(), ApiError> {
-    let slot = (
-        slot_key(status, reserved.position),
-        reserved.id.to_string().into_bytes(),
-    );
-    let pet = (pet_key(reserved.id), record.to_vec());
-    if store.now_ms() >= started_ms + COMMIT_WITHIN_MS {
-        let given_up = [
-            (slot.0.clone(), b"0".to_vec()),
-            (pet.0.clone(), Pending::void(reserved.position).encode()),
-        ];
-        let _ = store.set_many(&given_up);
-        return Err(ApiError::StoreUnavailable(StoreError(
-            "the create ran past its commit window and gave its id up".into(),
-        )));
+impl Counters {
+    pub fn new(backend: KvBackend, held: Option<i64>) -> Counters {
+        Counters { backend, held }
     }
-    let written = match batches {
-        Batches::Atomic => store.set_many(&[slot.clone(), pet.clone()]),
-        Batches::Unordered => {
-            // A slot without its pet is a hole, which readers skip.
-            store.set(&slot.0, &slot.1)?;
-            store.set(&pet.0, &pet.1)
-        }
-    };
-    match written {
-        Ok(()) => Ok(()),
-        Err(e) => settle(store, &slot, &pet, reserved.position, e),
+
+    /// Up to `limit` pets of `list` after `from`, the list ending where
+    /// `end` says: the walk's page and its cursor's part.
+    pub fn walk<S: KvStore>(
+        reader: &mut Reader<'_, S>,
+        clock: &Clock,
+        list: ListName,
+        from: &Cursor,
+        limit: usize,
+        end: End,
+    ) -> Result<Part, ApiError> {
+        walk::page(reader, clock, list, Part::from(from), limit, end)
+    }
+
+    /// The keys a page of `list` from `from` reads first.
+    pub fn walk_keys(list: ListName, from: &Cursor, limit: usize) -> Vec<String> {
+        walk::first_keys(list, &Part::from(from), limit)
     }
 }
 
-/// A commit that failed (after the retries of the store it was given):
-/// first the slot is written again, alone, so that whatever the record's
-/// state no pet can be visible without it; then reading back the record
-/// decides the answer (there: applied, a lost reply; absent: nothing
-/// visible, a hole). If even the slot cannot be written, the record is
-/// withdrawn (replaced by a pending record, which no key names and
-/// readers take for no pet). What cannot be decided is reported as an
-/// unknown outcome.
-fn settle<S: KvStore>(
-    store: &Retrying<'_, S>,
-    slot: &(String, Vec<u8>),
-    pet: &(String, Vec<u8>),
-    position: i64,
-    error: StoreError,
-) -> Result<(), ApiError> {
-    if store.set(&slot.0, &slot.1).is_ok() {
-        return match store.get(&pet.0) {
-            Ok(Some(stored)) if stored == pet.1 => Ok(()),
-            Ok(_) => Err(ApiError::StoreUnavailable(error)),
-            Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
-        };
-    }
-    if pet.1.starts_with(super::pending::PENDING_HEADER.as_bytes()) {
-        // A keyed create's stage: a pending record is no pet anyway.
-        return Err(ApiError::StoreUnavailable(error));
-    }
-    let withdrawn = Pending {
-        position,
-        started_ms: 0,
-        record: pet.1.clone(),
-    };
-    match store.set(&pet.0, &withdrawn.encode()) {
-        Ok(()) => Err(ApiError::StoreUnavailable(error)),
-        Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
+/// The counters part of `cursor`, the whole of it (none: the walk's start).
+fn ours(cursor: Option<&model::Cursor>) -> Result<Cursor, ApiError> {
+    match Cursor::read(cursor.map_or("", model::Cursor::as_str)) {
+        Some((part, "")) => Ok(part.unwrap_or(Cursor::at(1))),
+        _ => Err(ApiError::InvalidParameter(
+            "query parameter 'cursor' is not one a page of this store made: \
+             use the one in the 'next' link"
+                .into(),
+        )),
     }
 }
 
-/// Writes the pet over its staged pending record: one `set`, settled by
-/// reading back when it fails (there: applied; absent: not; unreadable:
-/// unknown). Writing the same record twice changes nothing, which is what
-/// lets a retry finish a keyed create.
-pub fn commit_pet<S: KvStore>(
-    store: &Retrying<'_, S>,
-    id: i64,
-    record: &[u8],
-) -> Result<(), ApiError> {
-    let key = pet_key(id);
-    match store.set(&key, record) {
-        Ok(()) => Ok(()),
-        Err(e) => match store.get(&key) {
-            Ok(Some(stored)) if stored == record => Ok(()),
-            Ok(_) => Err(ApiError::StoreUnavailable(e)),
-            Err(_) => Err(ApiError::CreateOutcomeUnknown(e)),
-        },
+impl<S: KvStore> Layout<S> for Counters {
+    fn first_keys(
+        &self,
+        list: ListName,
+        cursor: Option<&model::Cursor>,
+        limit: usize,
+    ) -> Result<Vec<String>, ApiError> {
+        Ok(Counters::walk_keys(list, &ours(cursor)?, limit))
+    }
+
+    fn page(
+        &self,
+        reader: &mut Reader<'_, S>,
+        clock: &Clock,
+        list: ListName,
+        cursor: Option<&model::Cursor>,
+        limit: usize,
+    ) -> Result<Page, ApiError> {
+        let part = Counters::walk(reader, clock, list, &ours(cursor)?, limit, End::Counter)?;
+        let next = (!part.ended || !part.pets.is_empty())
+            .then(|| model::Cursor::made(part.cursor().encode()));
+        Ok(Page {
+            pets: part.pets,
+            next,
+            notes: part.notes,
+        })
+    }
+
+    fn create(&self, store: &Retrying<'_, S>, new: NewPet) -> Result<Pet, ApiError> {
+        create::create(store, new, self.backend.batches())
+    }
+
+    fn keyed(&self, store: &Retrying<'_, S>, keyed: &Keyed) -> Result<Created, ApiError> {
+        keyed::create(store, keyed, self.backend.claim_by())
+    }
+
+    fn unstored_keys(&self, _: i64) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// A pet is committed with its record: none is anywhere else.
+    fn unstored(&self, _: &mut Reader<'_, S>, _: i64) -> Result<Option<Listed>, ApiError> {
+        Ok(None)
+    }
+
+    fn health(&self, _: u64) -> Result<String, ApiError> {
+        Ok(match self.held {
+            None => r#""layout":"none""#.into(),
+            Some(_) => r#""layout":"counters""#.into(),
+        })
     }
 }

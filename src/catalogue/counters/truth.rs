@@ -7,9 +7,9 @@ use crate::errors::ApiError;
 use crate::model::{parse_digits, ListName, PetStatus};
 use crate::store::KvStore;
 
-use crate::catalogue::ahead::BATCH_KEYS;
 use crate::catalogue::keys::{pet_key, piece_of, slot_key};
 use crate::catalogue::piece::Piece;
+use crate::catalogue::reader::BATCH_KEYS;
 use crate::catalogue::record::PetRecord;
 
 use super::walk::{Truth, Walk};

@@ -6,15 +6,17 @@
 use std::collections::BTreeMap;
 
 use crate::errors::ApiError;
-use crate::model::{ListName, MAX_CARRIED};
+use crate::model::ListName;
 
-use crate::catalogue::ahead::{Reader, BATCH_WRITES};
+use super::cursor::{Cursor, MAX_CARRIED};
+
 use crate::catalogue::keys::{
     counter_key, decode_counter, pet_key, piece_key, piece_of, slot_key, EMPTY_POSITIONS, PIECE_LEN,
 };
 use crate::catalogue::listed::Listed;
 use crate::catalogue::pending::Clock;
 use crate::catalogue::piece::{sort_by_key, Piece, Stored};
+use crate::catalogue::reader::{Reader, BATCH_WRITES};
 
 /// What a position of a list holds.
 #[derive(Debug, Clone)]
@@ -51,8 +53,9 @@ pub enum End {
     Fixed(i64),
 }
 
-/// What a walk starts from: a position, and the positions before it that
-/// are carried until their create resolves.
+/// A page of a walk: its pets, and where the walk goes on (the next
+/// position, and the positions before it carried until their create
+/// resolves).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Part {
     pub pets: Vec<Listed>,
@@ -64,6 +67,27 @@ pub struct Part {
     /// The walk passed the list's last position.
     pub ended: bool,
     pub notes: Vec<String>,
+}
+
+impl Part {
+    /// A page's start: where `cursor` says.
+    pub fn from(cursor: &Cursor) -> Part {
+        Part {
+            position: cursor.position,
+            carried: cursor.carried.clone(),
+            since_s: cursor.since_s,
+            ..Part::default()
+        }
+    }
+
+    /// Where the walk goes on after this page.
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            position: self.position,
+            carried: self.carried.clone(),
+            since_s: self.since_s,
+        }
+    }
 }
 
 /// The keys a page from `position` reads first where reads are batched:

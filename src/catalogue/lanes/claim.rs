@@ -11,8 +11,10 @@ use crate::store::{KvStore, StoreError, SwapReport};
 use crate::catalogue::keys::{head_key, pet_key};
 use crate::catalogue::record::{encode_pet, PetRecord};
 
-use super::head::{first_choice, other_choice, Claimed, Head, AHEAD};
-use super::ids::Lanes;
+use super::choice::{first_choice, other_choice, AHEAD};
+use super::geometry::Geometry;
+use super::head::{Claimed, Head};
+use super::heads::Heads;
 
 /// A create: the next round of a lane, tried first in the one
 /// [`first_choice`] names, in another after a race lost. Four calls when
@@ -28,7 +30,7 @@ use super::ids::Lanes;
 /// of the retry policy's.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
-    mut lanes: Lanes,
+    mut lanes: Heads,
     new: NewPet,
 ) -> Result<Pet, ApiError> {
     let nonce = nonce(store.random());
@@ -52,23 +54,26 @@ pub fn create<S: KvStore>(
         // Where the lane is now; and where every lane is, when the choice
         // and ceiling were made on what has passed.
         if lost.stale {
-            lanes.heads = current_heads(store, lanes.width())?;
+            lanes = current_heads(store, *lanes.geometry())?;
         } else {
-            lanes.heads[lane] = lost.head;
+            lanes.set(lane, lost.head);
         }
         rounds = lanes.rounds();
         lane = other_choice(&rounds, lane, store.random());
     }
 }
 
-/// Lanes tried one after the other without a wait.
+/// Heads tried one after the other without a wait.
 pub const QUICK_TRIES: u32 = 4;
 
-/// The heads of the store's `width` lanes: one `get-many`.
-fn current_heads<S: KvStore>(store: &Retrying<'_, S>, width: usize) -> Result<Vec<Head>, ApiError> {
-    let keys: Vec<String> = Lanes::head_keys(width).collect();
+/// The heads of the store's lanes: one `get-many`.
+fn current_heads<S: KvStore>(
+    store: &Retrying<'_, S>,
+    geometry: Geometry,
+) -> Result<Heads, ApiError> {
+    let keys: Vec<String> = Heads::keys(geometry.width()).collect();
     let found = store.get_many(&keys)?;
-    Lanes::heads(width, |key| {
+    Heads::read(geometry, |key| {
         found
             .iter()
             .find(|(k, _)| k == key)
@@ -134,7 +139,7 @@ impl Lost {
 /// reading back whose the round is.
 pub fn claim<S: KvStore>(
     store: &Retrying<'_, S>,
-    lanes: &Lanes,
+    lanes: &Heads,
     lane: usize,
     want: Want,
     nonce: u64,
@@ -144,7 +149,7 @@ pub fn claim<S: KvStore>(
     let mut backoff = store.backoff();
     // The head's pet, stored where every earlier round is (the same bytes
     // whoever writes them): the round whose pet is stored.
-    let read = &lanes.heads[lane];
+    let read = lanes.head(lane);
     let mut stored = None;
     let worth = match want {
         Want::Next { ceiling } => read.round <= ceiling,

@@ -5,19 +5,20 @@
 //! create's (a replay), finish the create the same way (past the lease),
 //! or, when another create took that round first, move the intent on by
 //! compare-and-swap. A record written before the store moved to lanes (a
-//! counters word) is followed as the counters layout does.
+//! counters word, bound to a pending record or a pet) is followed as every
+//! create follows such a word ([`follow`]).
 
 use crate::errors::ApiError;
 use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
-use crate::catalogue::counters::keyed::{bound, follow, Followed};
+use crate::catalogue::bound::{follow, Followed};
 use crate::catalogue::created::{Created, Keyed};
-use crate::catalogue::keys::INTENT_HEADER;
+use crate::catalogue::keys::{decode_counter, INTENT_HEADER};
 
+use super::choice::{first_choice, other_choice};
 use super::claim::{claim, claimed, nonce, pet_at, Claim, Want, QUICK_TRIES};
-use super::head::{first_choice, other_choice};
-use super::ids::Lanes;
+use super::heads::Heads;
 
 // An intent: [`INTENT_HEADER`], then `<lane> <round> <id> <started ms>
 // <nonce>`, a newline, the pet's JSON.
@@ -78,7 +79,7 @@ enum Record {
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
-    lanes: &dyn Fn() -> Result<Lanes, ApiError>,
+    lanes: &dyn Fn() -> Result<Heads, ApiError>,
 ) -> Result<Created, ApiError> {
     let mut backoff = store.backoff();
     loop {
@@ -118,10 +119,10 @@ pub fn create<S: KvStore>(
 fn lead<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
-    lanes: Lanes,
-) -> Result<(Intent, Lanes), ApiError> {
+    lanes: Heads,
+) -> Result<(Intent, Heads), ApiError> {
     let lane = first_choice(&lanes.rounds(), store.random());
-    let round = lanes.heads[lane].round + 1;
+    let round = lanes.head(lane).round + 1;
     let intent = intent(
         keyed,
         &lanes,
@@ -135,7 +136,7 @@ fn lead<S: KvStore>(
 
 fn intent(
     keyed: &Keyed,
-    lanes: &Lanes,
+    lanes: &Heads,
     lane: usize,
     round: u64,
     started_ms: u64,
@@ -159,8 +160,8 @@ fn intent(
 fn finish<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
-    mut read: Lanes,
-    lanes: &dyn Fn() -> Result<Lanes, ApiError>,
+    mut read: Heads,
+    lanes: &dyn Fn() -> Result<Heads, ApiError>,
     mut intent: Intent,
 ) -> Result<Created, ApiError> {
     let mut backoff = store.backoff();
@@ -181,18 +182,13 @@ fn finish<S: KvStore>(
         }
         read = lanes()?;
         let lane = other_choice(&read.rounds(), intent.lane, store.random());
-        let round = read.heads[lane].round + 1;
+        let round = read.head(lane).round + 1;
         let moved = self::intent(keyed, &read, lane, round, intent.started_ms, intent.nonce)?;
         let (cas, current) = store.cas_begin(&keyed.record_key)?;
         let swapped = match record(keyed, current.as_deref())? {
             Record::Intent(held) if held == intent => store.cas_swap(cas, &moved.encode()),
             Record::Intent(held) => return follow_intent(store, keyed, held, lanes),
-            _ => {
-                return Err(ApiError::Internal(format!(
-                    "{} lost its intent",
-                    keyed.record_key
-                )))
-            }
+            _ => return Err(lost_intent(keyed)),
         };
         if let Ok(SwapReport::Swapped) = swapped {
             intent = moved;
@@ -202,12 +198,7 @@ fn finish<S: KvStore>(
             Record::Intent(held) if held == moved => intent = moved,
             Record::Intent(held) if held == intent => {}
             Record::Intent(held) => return follow_intent(store, keyed, held, lanes),
-            _ => {
-                return Err(ApiError::Internal(format!(
-                    "{} lost its intent",
-                    keyed.record_key
-                )))
-            }
+            _ => return Err(lost_intent(keyed)),
         }
     }
 }
@@ -219,7 +210,7 @@ fn follow_intent<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
     intent: Intent,
-    lanes: &dyn Fn() -> Result<Lanes, ApiError>,
+    lanes: &dyn Fn() -> Result<Heads, ApiError>,
 ) -> Result<Created, ApiError> {
     let expected = claimed(&keyed.new, intent.id, intent.nonce)?;
     if expected.json != intent.json {
@@ -239,15 +230,26 @@ fn follow_intent<S: KvStore>(
 
 /// What the key's record holds.
 fn record(keyed: &Keyed, bytes: Option<&[u8]>) -> Result<Record, ApiError> {
-    match bytes {
-        Some(bytes) if bytes.starts_with(INTENT_HEADER.as_bytes()) => {
-            Intent::decode(bytes).map(Record::Intent).ok_or_else(|| {
-                ApiError::Internal(format!("stored value '{}' is unreadable", keyed.record_key))
-            })
-        }
-        word => Ok(match bound(keyed, word)? {
-            0 => Record::Free,
-            id => Record::Bound(id),
-        }),
+    let Some(bytes) = bytes else {
+        return Ok(Record::Free);
+    };
+    if bytes.starts_with(INTENT_HEADER.as_bytes()) {
+        return Intent::decode(bytes)
+            .map(Record::Intent)
+            .ok_or_else(|| unreadable(keyed));
     }
+    // A word of the counters layout: 0 is free, else a pet's id.
+    match decode_counter(bytes).filter(|id| *id >= 0) {
+        Some(0) => Ok(Record::Free),
+        Some(id) => Ok(Record::Bound(id)),
+        None => Err(unreadable(keyed)),
+    }
+}
+
+fn lost_intent(keyed: &Keyed) -> ApiError {
+    ApiError::Internal(format!("{} lost its intent", keyed.record_key))
+}
+
+fn unreadable(keyed: &Keyed) -> ApiError {
+    ApiError::Internal(format!("stored value '{}' is unreadable", keyed.record_key))
 }

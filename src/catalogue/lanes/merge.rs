@@ -13,15 +13,15 @@ use crate::errors::ApiError;
 use crate::model::ListName;
 use crate::store::KvStore;
 
-use crate::catalogue::ahead::{Reader, BATCH_KEYS};
 use crate::catalogue::keys::{entry_key, pet_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::Piece;
+use crate::catalogue::reader::{Reader, BATCH_KEYS};
 use crate::catalogue::record::PetRecord;
 
 use super::head::status_index;
-use super::ids::Lanes;
-use super::pieces::{block_rounds, lane_of_piece, piece_of, status_of, Pieces};
+use super::heads::Heads;
+use super::pieces::{lane_of_piece, piece_of, status_of, Pieces};
 
 /// A page of the lanes: its pets, in id order; how far the walk went in
 /// each lane; whether entries remain; what it did to the pieces.
@@ -37,7 +37,7 @@ pub struct Part {
 /// was listed).
 pub fn page<S: KvStore>(
     reader: &mut Reader<'_, S>,
-    lanes: &Lanes,
+    lanes: &Heads,
     list: ListName,
     from: Vec<u64>,
     limit: usize,
@@ -67,7 +67,7 @@ pub fn page<S: KvStore>(
 
 struct Merge<'m, 's, S: KvStore> {
     reader: &'m mut Reader<'s, S>,
-    lanes: &'m Lanes,
+    lanes: &'m Heads,
     list: ListName,
     limit: usize,
     /// Per lane: the last entry, and the next to consider.
@@ -88,7 +88,7 @@ struct Merge<'m, 's, S: KvStore> {
 impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
     fn new(
         reader: &'m mut Reader<'s, S>,
-        lanes: &'m Lanes,
+        lanes: &'m Heads,
         list: ListName,
         from: Vec<u64>,
         limit: usize,
@@ -108,7 +108,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
             blocked: false,
             pieces: Pieces::default(),
         };
-        for (lane, head) in lanes.heads.iter().enumerate() {
+        for (lane, head) in lanes.all().iter().enumerate() {
             merge.end[lane] = match status_of(list) {
                 None => head.round,
                 Some(status) => head.counts[status_index(status)],
@@ -241,7 +241,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
     /// The first index past the piece that holds `index`.
     fn after_piece(&self, index: u64) -> u64 {
         let span = match self.list {
-            ListName::All => block_rounds(self.lanes.width()),
+            ListName::All => self.lanes.geometry().block_rounds(),
             ListName::Status(_) => PIECE_LEN as u64,
         };
         (index - 1) / span * span + span + 1
@@ -252,7 +252,9 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         let entries: Vec<(i64, Listed)> = self.pieces.absorb(key, stored).to_vec();
         for (position, pet) in entries {
             let place = match self.list {
-                ListName::All if position >= self.lanes.mark.base => self.lanes.place(position),
+                ListName::All if position >= self.lanes.geometry().base() => {
+                    self.lanes.geometry().place(position)
+                }
                 ListName::All => continue,
                 ListName::Status(_) => (lane_of_piece(key), position as u64),
             };

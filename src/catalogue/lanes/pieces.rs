@@ -10,19 +10,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::model::{ListName, PetStatus};
 use crate::store::KvStore;
 
-use crate::catalogue::ahead::BATCH_WRITES;
+use crate::catalogue::reader::BATCH_WRITES;
 
 use crate::catalogue::keys::{lane_piece_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::{sort_by_key, Piece, Stored};
 
-/// Ids a block of the unfiltered list holds: rounds of every lane of a
-/// store of `width` lanes.
-pub const BLOCK_IDS: u64 = 32;
+use super::geometry::Geometry;
 
-/// Rounds of every lane a block holds, on a store of `width` lanes.
+/// Rounds of every lane a block of the unfiltered list holds, on a store
+/// of `width` lanes.
 pub fn block_rounds(width: usize) -> u64 {
-    (BLOCK_IDS / width as u64).max(1)
+    Geometry::assumed(Some(width)).block_rounds()
 }
 
 /// The key of the piece of `list` that holds entry `index` of `lane` on a

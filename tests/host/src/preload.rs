@@ -7,7 +7,8 @@
 
 use std::cell::Cell;
 
-use petstore::catalogue::{Catalogue, Clock, Created, KvBackend, LayoutName};
+use petstore::catalogue::{Catalogue, Clock, Created, Deployment, KvBackend, LayoutName};
+use petstore::errors::ApiError;
 use petstore::model::{ListName, NewPet, PetStatus};
 use petstore::platform::Platform;
 use petstore::store::{KvStore as CoreKv, StoreError, SwapReport};
@@ -90,6 +91,24 @@ impl Platform for Preloading {
     fn sleep_ms(&self, _: u64) {}
 }
 
+/// What a preload is: a backend, the layout its creates write.
+struct Filling {
+    backend: KvBackend,
+    layout: LayoutName,
+}
+
+impl Deployment for Filling {
+    fn backend(&self) -> Result<KvBackend, ApiError> {
+        Ok(self.backend)
+    }
+    fn wanted(&self) -> Result<LayoutName, ApiError> {
+        Ok(self.layout)
+    }
+    fn lease_ms(&self) -> Result<u64, ApiError> {
+        Ok(10_000)
+    }
+}
+
 /// Creates `count` pets named `pet-<n>` (category 1) in the empty store
 /// `kv`, one at a time, in the counters layout (ids 1 … `count`); `status(n)`
 /// picks the status of the n-th (from 1). Counters are reset afterwards.
@@ -122,10 +141,11 @@ fn fill(
     let platform = Preloading {
         draws: Cell::new(0),
     };
-    let catalogue = Catalogue::new(&view, backend);
+    let filling = Filling { backend, layout };
+    let catalogue = Catalogue::new(&view, &filling);
     for n in 1..=count {
         let created = catalogue
-            .create(&platform, layout, nth_pet(n, status(n))?, None)
+            .create(&platform, nth_pet(n, status(n))?, None)
             .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
         ensure!(
             matches!(created, Created::Pet(ref pet) if pet.id == n as i64),

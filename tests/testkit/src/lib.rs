@@ -476,26 +476,39 @@ fn pet_id(pet: &Value) -> i64 {
 /// lanes layout the ids from before a move, then every round up to each
 /// lane's head (`petstore-lane 1 <round> …`).
 pub fn handed_out_ids(peek: impl Fn(&str) -> Option<Vec<u8>>) -> BTreeSet<i64> {
-    use petstore::catalogue::StoreLayout;
-    match StoreLayout::of(peek("ctr:id").as_deref()).expect("a layout") {
-        StoreLayout::Unclaimed => BTreeSet::new(),
-        StoreLayout::Counters(last) => (1..=last).collect(),
-        StoreLayout::Lanes(mark) => {
-            let mut ids: BTreeSet<i64> = (1..=mark.legacy_last).collect();
-            let width = mark.lanes as i64;
-            for lane in 0..width {
-                let round = peek(&format!("lane:{lane}")).map_or(0, |head| {
-                    let head = String::from_utf8_lossy(&head).to_string();
-                    head.split(' ')
-                        .nth(2)
-                        .and_then(|r| r.parse().ok())
-                        .unwrap_or(0)
-                });
-                ids.extend((1..=round).map(|n| mark.base + width * (n - 1) + lane));
-            }
-            ids
+    let Some(word) = peek("ctr:id") else {
+        return BTreeSet::new();
+    };
+    let text = String::from_utf8_lossy(&word).to_string();
+    // The lanes' mark, as docs/key-value-layout.md gives it:
+    // `petstore-lanes <1: 16 lanes, 2: 32> <base> <last> <moved ms>`.
+    let words: Vec<&str> = text.split(' ').collect();
+    let (width, base, last): (i64, i64, i64) = match words[..] {
+        ["petstore-lanes", version, base, last, _] => {
+            let width = if version == "1" { 16 } else { 32 };
+            (
+                width,
+                base.parse().expect("a base"),
+                last.parse().expect("a last id"),
+            )
         }
+        _ => {
+            let last = petstore::catalogue::decode_counter(&word).expect("a counter");
+            return (1..=last).collect();
+        }
+    };
+    let mut ids: BTreeSet<i64> = (1..=last).collect();
+    for lane in 0..width {
+        let round = peek(&format!("lane:{lane}")).map_or(0, |head| {
+            let head = String::from_utf8_lossy(&head).to_string();
+            head.split(' ')
+                .nth(2)
+                .and_then(|r| r.parse().ok())
+                .unwrap_or(0)
+        });
+        ids.extend((1..=round).map(|n: i64| base + width * (n - 1) + lane));
     }
+    ids
 }
 
 /// A client that keeps a copy of a list in sync, as docs/decisions.md tells

@@ -1,0 +1,104 @@
+//! The lanes layout's part of a cursor, its last: `l<base>.<a base-36
+//! digit per lane>` when every lane is within 35 of the least, else
+//! `l<n>-<n>-…`: per lane of the store (16 or 32), the rounds (in a status
+//! list, the positions) the walk has listed.
+
+use crate::model::number;
+
+use super::geometry::Geometry;
+
+/// How far a walk went in each lane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    lanes: Vec<u64>,
+}
+
+impl Cursor {
+    pub fn new(lanes: Vec<u64>) -> Cursor {
+        Cursor { lanes }
+    }
+
+    pub fn lanes(&self) -> &[u64] {
+        &self.lanes
+    }
+
+    /// The part that `text` is, if any (`None` inside: `text` is empty).
+    pub fn read(text: &str) -> Option<Option<Cursor>> {
+        if text.is_empty() {
+            return Some(None);
+        }
+        let text = text.strip_prefix('l')?;
+        let lanes: Vec<u64> = if let Some((base, digits)) = text.split_once('.') {
+            let base = u64::try_from(number(base)?).ok()?;
+            digits
+                .chars()
+                .map(|c| {
+                    let d = c.to_digit(36).filter(|_| !c.is_ascii_uppercase())?;
+                    base.checked_add(u64::from(d))
+                })
+                .collect::<Option<_>>()?
+        } else {
+            text.split('-')
+                .map(|part| u64::try_from(number(part)?).ok())
+                .collect::<Option<_>>()?
+        };
+        Geometry::is_width(lanes.len()).then_some(Some(Cursor { lanes }))
+    }
+
+    pub fn encode(&self) -> String {
+        let base = self.lanes.iter().copied().min().unwrap_or(0);
+        let digits: Option<String> = self
+            .lanes
+            .iter()
+            .map(|n| char::from_digit((n - base) as u32, 36).filter(|_| n - base < 36))
+            .collect();
+        match digits {
+            Some(digits) => format!("l{base}.{digits}"),
+            None => {
+                let all: Vec<String> = self.lanes.iter().map(u64::to_string).collect();
+                format!("l{}", all.join("-"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_parts_round_trip_in_either_form() {
+        let mut lanes = vec![62_500u64; 32];
+        lanes[3] = 62_501;
+        lanes[31] = 62_535;
+        let wide = Cursor::new(lanes);
+        assert_eq!(Cursor::read(&wide.encode()), Some(Some(wide)));
+        let mut far = vec![4u64; 16];
+        far[0] = 40;
+        let text = Cursor::new(far.clone()).encode();
+        assert_eq!(text, "l40-4-4-4-4-4-4-4-4-4-4-4-4-4-4-4");
+        assert_eq!(Cursor::read(&text), Some(Some(Cursor::new(far))));
+        assert_eq!(
+            Cursor::read("l7.0123456789abcdez")
+                .unwrap()
+                .unwrap()
+                .lanes()[15],
+            7 + 35
+        );
+        let read = Cursor::read("l7.0123456789abcdefghijklmnopqrstuv")
+            .unwrap()
+            .unwrap();
+        assert_eq!(read.lanes()[31], 7 + 31, "a store of 32 lanes");
+        for bad in [
+            "l",
+            "l1.",
+            "l1.0000",
+            "l1-2-3",
+            "l1.00000000000000000",
+            "x",
+            "l1-2-3-4-5-6-7-8-9-10-11-12-13-14-15-16-17",
+        ] {
+            assert_eq!(Cursor::read(bad), None, "{bad}");
+        }
+    }
+}
