@@ -104,7 +104,11 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
     /// is read, the layout the request expects (its cursor's, else the
     /// operator's), which decides only what it reads first; its create
     /// reads what the store holds, and claims, moves or refuses.
-    fn layout(&self, held: Held) -> Result<Box<dyn Layout<S> + 'a>, ApiError> {
+    fn layout(
+        &self,
+        held: Held,
+        cursor: Option<&Cursor>,
+    ) -> Result<Box<dyn Layout<S> + 'a>, ApiError> {
         let backend = self.deployment.backend()?;
         // Only a store read in batches (DynamoDB) may hold lanes:
         // configuration refuses them elsewhere, and the variable is not read.
@@ -114,8 +118,14 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         };
         let lanes = |geometry| Lanes::new(geometry, wanted == LayoutName::Lanes);
         let assumed = |width| lanes(Some(Geometry::assumed(width)));
+        // A counters part in a lanes store's cursor says which ids were
+        // listed (a walk begun before a move, or `c<id>`): read as a moved
+        // store's.
+        let counters_part = cursor.is_some_and(|c| c.as_str().starts_with('c'));
         Ok(match (held, wanted) {
-            (Held::Mark(g), _) if g.moved() => Box::new(Moved::new(lanes(Some(g)))),
+            (Held::Mark(g), _) if g.moved() || counters_part => {
+                Box::new(Moved::new(lanes(Some(g))))
+            }
             (Held::Mark(g), _) => Box::new(lanes(Some(g))),
             (Held::Counter(last), LayoutName::Lanes) => {
                 Box::new(ToMove::new(backend, last, lanes(None)))
@@ -128,23 +138,27 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
             (
                 Held::Expected {
                     counters: true,
-                    lanes: Some(width),
+                    lanes,
+                },
+                LayoutName::Lanes,
+            )
+            | (
+                Held::Expected {
+                    counters: true,
+                    lanes: lanes @ Some(_),
                 },
                 _,
-            ) => Box::new(Moved::new(assumed(Some(width)))),
+            ) => Box::new(Moved::new(assumed(lanes))),
             (
                 Held::Expected {
                     lanes: Some(width), ..
                 },
                 _,
             ) => Box::new(assumed(Some(width))),
-            (
-                Held::Expected {
-                    counters: false, ..
-                },
-                LayoutName::Lanes,
-            ) => Box::new(assumed(None)),
-            (Held::Expected { .. }, _) => Box::new(Counters::new(backend, Some(0))),
+            (Held::Expected { .. }, LayoutName::Lanes) => Box::new(assumed(None)),
+            (Held::Expected { .. }, LayoutName::Counters) => {
+                Box::new(Counters::new(backend, Some(0)))
+            }
         })
     }
 
@@ -159,14 +173,14 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
             return PetRecord::of(&key, stored)?.listed(&key);
         }
         let mut reader = Reader::new(self.store, Reads::Batched);
-        let expected = self.layout(Held::expected(None)?)?.unstored_keys(id);
+        let expected = self.layout(Held::expected(None)?, None)?.unstored_keys(id);
         reader.fetch(
             std::iter::once(ID_COUNTER.to_string())
                 .chain(expected)
                 .collect(),
         )?;
         let word = reader.peek(ID_COUNTER).map(<[u8]>::to_vec);
-        let layout = self.layout(Held::read(word.as_deref())?)?;
+        let layout = self.layout(Held::read(word.as_deref())?, None)?;
         reader.fetch(layout.unstored_keys(id))?;
         layout.unstored(&mut reader, id)
     }
@@ -183,7 +197,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         limit: usize,
     ) -> Result<Page, ApiError> {
         let mut reader = Reader::new(self.store, self.deployment.backend()?.reads());
-        let expected = self.layout(Held::expected(cursor)?)?;
+        let expected = self.layout(Held::expected(cursor)?, cursor)?;
         if !reader.batched() {
             // SQLite and Redis hold counters only: configuration refuses lanes.
             return expected.page(&mut reader, clock, list, cursor, limit);
@@ -195,7 +209,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
                 .collect(),
         )?;
         let word = reader.peek(ID_COUNTER).map(<[u8]>::to_vec);
-        let layout = self.layout(Held::read(word.as_deref())?)?;
+        let layout = self.layout(Held::read(word.as_deref())?, cursor)?;
         // What the store's layout reads first and the expected one did
         // not (nothing, when the expectation was right).
         reader.fetch(layout.first_keys(list, cursor, limit)?)?;
@@ -219,7 +233,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         }
         // The operator's layout, strictly (an unusable variable fails creates).
         self.deployment.wanted()?;
-        let layout = self.layout(Held::expected(None)?)?;
+        let layout = self.layout(Held::expected(None)?, None)?;
         let Some((key, lease)) = key else {
             return layout.create(&store, new).map(Created::Pet);
         };
@@ -240,7 +254,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
     /// layout and a move's state (one `get` of `ctr:id`).
     pub fn health(&self, now_ms: u64) -> Result<String, ApiError> {
         let word = self.store.get(ID_COUNTER)?;
-        let layout = self.layout(Held::read(word.as_deref())?)?;
+        let layout = self.layout(Held::read(word.as_deref())?, None)?;
         Ok(format!(r#"{{"status":"ok",{}}}"#, layout.health(now_ms)?))
     }
 }

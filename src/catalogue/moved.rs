@@ -1,5 +1,6 @@
 //! Stores between the two layouts, above both: one moved from counters to
-//! lanes ([`Moved`]), whose ids up to the last the counter handed out are
+//! lanes, or read with a counters cursor ([`Moved`]), whose ids up to the
+//! last the counter handed out are
 //! read the counters way (their walk ends there; a status list's at its
 //! counter, which creates of the moment of the move may still raise until
 //! [`SEAL_AFTER_MS`] after it), then its lanes; and a counters store the
@@ -160,6 +161,9 @@ impl<S: KvStore> Layout<S> for Moved {
             .lanes
             .geometry()
             .unwrap_or(lanes::Geometry::assumed(None));
+        if !geometry.moved() {
+            return self.lanes.health_json();
+        }
         let state = match now_ms >= geometry.moved_ms() + SEAL_AFTER_MS {
             true => "done",
             false => "settling",
