@@ -133,6 +133,9 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
             (Held::Counter(last), LayoutName::Counters) => {
                 Box::new(Counters::new(backend, Some(last)))
             }
+            (Held::Nothing, LayoutName::Lanes) if counters_part => {
+                Box::new(Moved::new(lanes(None)))
+            }
             (Held::Nothing, LayoutName::Lanes) => Box::new(lanes(None)),
             (Held::Nothing, LayoutName::Counters) => Box::new(Counters::new(backend, None)),
             (
