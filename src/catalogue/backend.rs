@@ -159,6 +159,28 @@ pub fn shows_dynamodb(failure: &StoreError) -> bool {
 /// one not declared at all): the moment a call shows it is DynamoDB, take
 /// DynamoDB's retry policy, so that contended creates still succeed.
 pub const UNDECLARED_DYNAMODB: Escalation = Escalation {
+    name: "DynamoDB",
     shows: shows_dynamodb,
     policy: Policy::CONTENDED,
 };
+
+/// Whether a failed call says SQLite's file is locked by another process
+/// (two `spin up` on one file): a write that had read inside its
+/// transaction (Spin's `increment`, and a compare-and-swap's swap of an
+/// absent key) is refused at once, without SQLite's busy wait, to break a
+/// deadlock. It was rolled back; the next attempt most often wins.
+pub fn shows_sqlite_locked(failure: &StoreError) -> bool {
+    failure.0.contains("database is locked")
+}
+
+/// For a SQLite file shared by instances: contended writers, retried as
+/// DynamoDB's are.
+pub const SQLITE_LOCKED: Escalation = Escalation {
+    name: "SQLite locked",
+    shows: shows_sqlite_locked,
+    policy: Policy::CONTENDED,
+};
+
+/// What a store declared with atomic batches (SQLite, Redis, or none) may
+/// show that its declared policy did not expect.
+pub const ATOMIC_BATCHES_ESCALATIONS: &[Escalation] = &[UNDECLARED_DYNAMODB, SQLITE_LOCKED];

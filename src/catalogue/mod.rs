@@ -232,7 +232,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         let backend = self.deployment.backend()?;
         let mut store = Retrying::new(self.store, platform, backend.retry_policy());
         if backend.batches() == Batches::Atomic {
-            store = store.escalating(backend::UNDECLARED_DYNAMODB);
+            store = store.escalating(backend::ATOMIC_BATCHES_ESCALATIONS);
         }
         // The operator's layout, strictly (an unusable variable fails creates).
         self.deployment.wanted()?;

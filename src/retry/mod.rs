@@ -30,16 +30,19 @@ pub struct Retrying<'a, S: KvStore> {
     store: &'a S,
     platform: &'a dyn Platform,
     policy: Cell<Policy>,
-    /// The policy to take from the first failure that `shows` describes,
-    /// for the rest of the request.
-    escalation: Option<Escalation>,
-    escalated: Cell<bool>,
+    /// The policies to take from the first failure one of these
+    /// describes, for the rest of the request.
+    escalations: &'static [Escalation],
+    /// The name of the escalation taken, once one is.
+    taken: Cell<Option<&'static str>>,
 }
 
 /// A failure that tells more than the declared policy knew (the store is
 /// one whose writers contend), and the policy it calls for.
 #[derive(Clone, Copy)]
 pub struct Escalation {
+    /// What the failure showed, for [`Retrying::escalated_by`].
+    pub name: &'static str,
     pub shows: fn(&StoreError) -> bool,
     pub policy: Policy,
 }
@@ -50,15 +53,15 @@ impl<'a, S: KvStore> Retrying<'a, S> {
             store,
             platform,
             policy: Cell::new(policy),
-            escalation: None,
-            escalated: Cell::new(false),
+            escalations: &[],
+            taken: Cell::new(None),
         }
     }
 
-    /// The same store, which takes `escalation.policy` from the first failed
-    /// call that `escalation.shows`, that call included.
-    pub fn escalating(mut self, escalation: Escalation) -> Self {
-        self.escalation = Some(escalation);
+    /// The same store, which takes an escalation's policy from the first
+    /// failed call that it `shows`, that call included.
+    pub fn escalating(mut self, escalations: &'static [Escalation]) -> Self {
+        self.escalations = escalations;
         self
     }
 
@@ -78,9 +81,9 @@ impl<'a, S: KvStore> Retrying<'a, S> {
         self.platform.now_ms()
     }
 
-    /// Whether a failure showed what the escalation looks for.
-    pub fn escalated(&self) -> bool {
-        self.escalated.get()
+    /// Whether a failure showed what `escalation` looks for.
+    pub fn escalated_by(&self, escalation: &Escalation) -> bool {
+        self.taken.get() == Some(escalation.name)
     }
 
     /// The waits of one more call under this store's policy, for a caller
@@ -93,9 +96,9 @@ impl<'a, S: KvStore> Retrying<'a, S> {
     /// for the waits still to come of `backoff` too (a call retried here, or
     /// a caller's own loop: a keyed create's claim).
     pub fn learn(&self, failure: &StoreError, backoff: &mut Backoff) {
-        if let Some(escalation) = self.escalation {
-            if !self.escalated.get() && (escalation.shows)(failure) {
-                self.escalated.set(true);
+        if self.taken.get().is_none() {
+            if let Some(escalation) = self.escalations.iter().find(|e| (e.shows)(failure)) {
+                self.taken.set(Some(escalation.name));
                 self.policy.set(escalation.policy);
             }
         }

@@ -15,7 +15,9 @@ use crate::model::{ListName, NewPet, Pet, PetStatus};
 use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError};
 
-use crate::catalogue::backend::{shows_dynamodb, Batches};
+use crate::catalogue::backend::{
+    shows_dynamodb, shows_sqlite_locked, Batches, UNDECLARED_DYNAMODB,
+};
 use crate::catalogue::keys::{counter_key, decode_counter, pet_key, slot_key, ID_COUNTER};
 use crate::catalogue::layout::{not_this_layout, LayoutName};
 use crate::catalogue::pending::{Pending, COMMIT_WITHIN_MS};
@@ -38,7 +40,7 @@ pub fn create<S: KvStore>(
     let started_ms = store.now_ms();
     let reserved = reserve(store, new.status)?;
     // A store that showed it is DynamoDB commits as DynamoDB's batches allow.
-    let batches = match store.escalated() {
+    let batches = match store.escalated_by(&UNDECLARED_DYNAMODB) {
         true => Batches::Unordered,
         false => declared,
     };
@@ -49,7 +51,8 @@ pub fn create<S: KvStore>(
 }
 
 /// `increment ctr:id` → id; `increment ctr:{status}` → position. A failure
-/// of the first that does not look like DynamoDB's lost race reads `ctr:id`
+/// of the first that does not look like a lost race (DynamoDB's, a locked
+/// SQLite file's) reads `ctr:id`
 /// (once it can): a store of another layout (the lanes' mark, which no
 /// `increment` parses) is this instance's misconfiguration, not an outage
 /// to retry.
@@ -64,7 +67,7 @@ pub fn reserve<S: KvStore>(
             Ok(id) => break id,
             Err(e) => {
                 // Looked at until one read of it succeeds.
-                if !looked && !shows_dynamodb(&e) {
+                if !looked && !shows_dynamodb(&e) && !shows_sqlite_locked(&e) {
                     if let Ok(word) = store.inner().get(ID_COUNTER) {
                         looked = true;
                         // Not a counter: a layout this instance does not write.

@@ -88,7 +88,16 @@ pub enum Fault {
     /// then fails: a batch that is neither atomic nor ordered (Spin's
     /// DynamoDB `BatchWriteItem`) failing part-way. Any other call fails.
     Partial(u64, Part),
+    /// Call `n`, an `increment`, is refused as SQLite refuses a write that
+    /// read inside its transaction while another process holds the file
+    /// (`database is locked`, at once: SQLite breaks the deadlock); it
+    /// changes nothing. Any other call fails.
+    Locked(u64),
 }
+
+/// How Spin's SQLite backend reports a write refused while another
+/// process holds the file (rusqlite's message, as Spin passes it on).
+pub const SQLITE_LOCKED: &str = "database is locked";
 
 /// Which pair of a `set-many` a [`Fault::Partial`] applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,14 +110,15 @@ impl Fault {
     /// The call it strikes.
     pub fn call(self) -> u64 {
         match self {
-            Fault::Fail(n) | Fault::LoseReply(n) | Fault::Partial(n, _) => n,
+            Fault::Fail(n) | Fault::LoseReply(n) | Fault::Partial(n, _) | Fault::Locked(n) => n,
         }
     }
 }
 
 impl std::str::FromStr for Fault {
     type Err = String;
-    /// `fail:N`, `lose-reply:N`, `partial-first:N`, `partial-last:N`.
+    /// `fail:N`, `lose-reply:N`, `partial-first:N`, `partial-last:N`,
+    /// `locked:N`.
     fn from_str(s: &str) -> Result<Fault, String> {
         let (kind, n) = s.split_once(':').ok_or("KIND:N")?;
         let n: u64 = n
@@ -119,6 +129,7 @@ impl std::str::FromStr for Fault {
             "lose-reply" => Ok(Fault::LoseReply(n)),
             "partial-first" => Ok(Fault::Partial(n, Part::First)),
             "partial-last" => Ok(Fault::Partial(n, Part::Last)),
+            "locked" => Ok(Fault::Locked(n)),
             _ => Err(format!("unknown fault '{kind}'")),
         }
     }
@@ -270,9 +281,13 @@ impl MemStore {
             .iter()
             .position(|f| (first..=last).contains(&f.call()));
         let fault = hit.map(|i| inner.faults.remove(i));
-        // A partial batch is a failure of any call but a `set-many`.
+        // A partial batch is a failure of any call but a `set-many`, a
+        // lock of any but an `increment`.
         match (fault, inner.log.last()) {
             (Some(Fault::Partial(n, _)), Some(op)) if !matches!(op, Op::SetMany(_)) => {
+                Some(Fault::Fail(n))
+            }
+            (Some(Fault::Locked(n)), Some(op)) if !matches!(op, Op::Increment(_)) => {
                 Some(Fault::Fail(n))
             }
             (fault, _) => fault,
@@ -366,6 +381,9 @@ impl KvStore for MemStore {
 
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
         let fault = self.enter(Op::Increment(key.into()), 1);
+        if matches!(fault, Some(Fault::Locked(_))) {
+            return Err(StoreError(SQLITE_LOCKED.into()));
+        }
         if matches!(fault, Some(Fault::Fail(_))) {
             // On DynamoDB a failed `increment` is most often a race lost:
             // Spin reports its conditional write's cancellation.
