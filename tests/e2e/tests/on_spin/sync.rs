@@ -60,6 +60,10 @@ fn a_follower_is_shown_every_acknowledged_pet_once_while_32_and_64_clients_creat
                 let r = apis_c[i % 2].post(&format!(
                     r#"{{"name":"s{clients}-{i}","categoryId":1,"status":"{status}"}}"#
                 ));
+                if r.status != 201 {
+                    // What a refused create said, for the failure's message.
+                    eprintln!("{backend:?}: create {i} answered {}: {}", r.status, r.body);
+                }
                 if r.status == 201 {
                     let id = r.created_id();
                     below_c.fetch_max(before - id, Ordering::SeqCst);

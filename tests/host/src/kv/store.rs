@@ -151,11 +151,10 @@ impl KvStore {
         }
         c.calls_since_arm += 1;
         let n = c.calls_since_arm;
-        let hit = c.faults.iter().position(
-            |f| matches!(f, Fault::Fail(m) | Fault::LoseReply(m) | Fault::Partial(m, _) if *m == n),
-        );
+        let hit = c.faults.iter().position(|f| f.call() == n);
         match hit.map(|i| c.faults.remove(i)) {
-            Some(Fault::Fail(_)) => Outcome::Fail,
+            // The host's engines fail as they fail; a lock is a failure.
+            Some(Fault::Fail(_) | Fault::Locked(_)) => Outcome::Fail,
             Some(Fault::LoseReply(_)) => Outcome::LoseReply,
             Some(Fault::Partial(_, part)) => Outcome::Partial(part),
             None => Outcome::Normal,
