@@ -88,21 +88,22 @@ impl<'p> Config<'p> {
             .copied()
     }
 
-    /// The layout the store should hold. Lanes need a compare-and-swap
-    /// that is atomic on an absent key: only `aws_dynamo` has one.
+    /// The layout the store should hold, if it runs on the backend.
     pub fn catalogue_layout(&self) -> Result<LayoutName, Misconfiguration> {
         let layout = self.layout_named()?;
         let backend = self.key_value_backend()?;
-        if layout == LayoutName::Lanes && backend != KvBackend::AwsDynamo {
-            return Err(Misconfiguration {
+        match layout.runs_on(backend) {
+            true => Ok(layout),
+            false => Err(Misconfiguration {
                 variable: CATALOGUE_LAYOUT,
                 why: format!(
-                    "'lanes' needs the aws_dynamo backend, not '{}': set it to 'counters'",
+                    "'{}' needs the {} backend, not '{}': set it to 'counters'",
+                    layout.name(),
+                    layout.backends(),
                     backend.name()
                 ),
-            });
+            }),
         }
-        Ok(layout)
     }
 
     /// `catalogue_layout` as named, whatever the backend.

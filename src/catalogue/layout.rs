@@ -91,20 +91,36 @@ pub enum LayoutName {
     Lanes,
 }
 
+/// Every layout: its name, and the backends it may be set on (lanes need a
+/// compare-and-swap that is atomic on an absent key: only `aws_dynamo`
+/// has one). Indexed by the layout itself.
+const LAYOUTS: [(LayoutName, &str, &[KvBackend]); 2] = [
+    (LayoutName::Counters, "counters", &KvBackend::ALL),
+    (LayoutName::Lanes, "lanes", &[KvBackend::AwsDynamo]),
+];
+
 impl LayoutName {
     pub fn name(self) -> &'static str {
-        match self {
-            LayoutName::Counters => "counters",
-            LayoutName::Lanes => "lanes",
-        }
+        LAYOUTS[self as usize].1
     }
 
     pub fn parse(text: &str) -> Result<LayoutName, String> {
-        match text.trim() {
-            "counters" => Ok(LayoutName::Counters),
-            "lanes" => Ok(LayoutName::Lanes),
-            other => Err(format!("'{other}' is not one of counters, lanes")),
-        }
+        LAYOUTS
+            .iter()
+            .find(|(_, name, _)| *name == text.trim())
+            .map(|(layout, _, _)| *layout)
+            .ok_or_else(|| format!("'{}' is not one of counters, lanes", text.trim()))
+    }
+
+    /// Whether a store of this backend may hold this layout.
+    pub fn runs_on(self, backend: KvBackend) -> bool {
+        LAYOUTS[self as usize].2.contains(&backend)
+    }
+
+    /// The backends this layout may be set on, by name.
+    pub fn backends(self) -> String {
+        let names: Vec<&str> = LAYOUTS[self as usize].2.iter().map(|b| b.name()).collect();
+        names.join(", ")
     }
 }
 
@@ -141,4 +157,24 @@ pub fn unknown_format(word: &[u8]) -> ApiError {
              serve it with the release that wrote it, or a later one (CHANGELOG.md)"
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_of_layouts_is_indexed_by_the_layout_and_names_each_once() {
+        for (i, (layout, name, _)) in LAYOUTS.iter().enumerate() {
+            assert_eq!(*layout as usize, i);
+            assert_eq!(LayoutName::parse(name), Ok(*layout));
+            assert_eq!(layout.name(), *name);
+        }
+        assert!(LayoutName::parse("shards").is_err());
+        assert!(LayoutName::Lanes.runs_on(KvBackend::AwsDynamo));
+        assert!(!LayoutName::Lanes.runs_on(KvBackend::Spin));
+        assert!(KvBackend::ALL
+            .iter()
+            .all(|b| LayoutName::Counters.runs_on(*b)));
+    }
 }
