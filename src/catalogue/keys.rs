@@ -17,7 +17,7 @@ pub const EMPTY_POSITIONS: usize = 64;
 pub const ID_COUNTER: &str = "ctr:id";
 /// The index pieces' key prefix, which is also their format's version: 1.0.0
 /// wrote `ix:` pieces of another format, which this release never reads, so
-/// instances of both can share a store during a rolling upgrade.
+/// they are never misread.
 pub const PIECE_PREFIX: &str = "ix2";
 
 /// Key prefix of the `Idempotency-Key` records.
