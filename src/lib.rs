@@ -19,9 +19,10 @@
 //! 5. `catalogue`: the storage layer, every key and call of the layout;
 //! 6. `config`: the Spin variables, parsed into the types of the floors below;
 //! 7. `health`: the health probe's answer;
-//! 8. `routes`: the operations, from a request to its response;
-//! 9. `log`: the access line of a handled request;
-//! 10. `spin`: the Spin layer.
+//! 8. `handlers`: each operation, from a routed request to its response;
+//! 9. `routes`: routing and authentication, every answer from one place;
+//! 10. `log`: the access line of a handled request;
+//! 11. `spin`: the Spin layer.
 
 pub mod auth;
 pub mod catalogue;
@@ -29,6 +30,7 @@ pub mod conditional;
 pub mod config;
 pub mod cors;
 pub mod errors;
+pub mod handlers;
 pub mod health;
 pub mod hex;
 pub mod log;
