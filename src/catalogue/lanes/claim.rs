@@ -9,7 +9,7 @@ use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
 use crate::catalogue::keys::{head_key, pet_key};
-use crate::catalogue::record::{encode_pet, PetRecord};
+use crate::catalogue::record::PetRecord;
 
 use super::choice::{first_choice, other_choice, AHEAD};
 use super::geometry::Geometry;
@@ -90,13 +90,7 @@ pub fn nonce(random: [u8; 16]) -> u64 {
 
 /// `new` as the pet of `id`, claimed by the create named `nonce`.
 pub fn claimed(new: &NewPet, id: i64, nonce: u64) -> Result<Claimed, ApiError> {
-    let pet = new.clone().into_pet(id);
-    Ok(Claimed {
-        id,
-        status: pet.status,
-        nonce,
-        json: encode_pet(&pet)?,
-    })
+    Claimed::of(&new.clone().into_pet(id), nonce)
 }
 
 /// Which round a claim takes.
@@ -152,19 +146,19 @@ pub fn claim<S: KvStore>(
     let read = lanes.head(lane);
     let mut stored = None;
     let worth = match want {
-        Want::Next { ceiling } => read.round <= ceiling,
-        Want::Round(wanted) => wanted == read.round + 1,
+        Want::Next { ceiling } => read.round() <= ceiling,
+        Want::Round(wanted) => wanted == read.round() + 1,
     };
     if let (true, Some(writes)) = (worth, read.stored(lane)) {
         store.set_many(&writes)?;
-        stored = Some(read.round);
+        stored = Some(read.round());
     }
     loop {
         let (cas, current) = store.cas_begin(&key)?;
         let head = Head::decode(&key, current.as_deref())?;
-        let next = head.round + 1;
+        let next = head.round() + 1;
         match want {
-            Want::Next { ceiling } if head.round > ceiling => return Ok(Lost::at(head, true)),
+            Want::Next { ceiling } if head.round() > ceiling => return Ok(Lost::at(head, true)),
             Want::Round(wanted) if wanted < next => {
                 return Ok(match pet_at(store, lane, wanted, lanes.id(lane, wanted))? {
                     Some((owner, _)) if owner == nonce => Claim::Won(lanes.id(lane, wanted)),
@@ -178,23 +172,23 @@ pub fn claim<S: KvStore>(
             }
             _ => {}
         }
-        if stored != Some(head.round) {
+        if stored != Some(head.round()) {
             if let Some(writes) = head.stored(lane) {
                 store.set_many(&writes)?;
             }
-            stored = Some(head.round);
+            stored = Some(head.round());
         }
         let pet = make(lanes.id(lane, next))?;
         match store.cas_swap(cas, &head.next(pet.clone()).encode()) {
-            Ok(SwapReport::Swapped) => return Ok(Claim::Won(pet.id)),
+            Ok(SwapReport::Swapped) => return Ok(Claim::Won(pet.id())),
             Ok(SwapReport::Conflict) => {}
             Err(e) => store.learn(&e, &mut backoff),
         }
         // Lost, or not known (Spin's DynamoDB reports every failed swap,
         // a lost reply too, as a conflict): what the store holds decides.
-        let (owner, head) = round_at(store, lane, next, pet.id)?;
+        let (owner, head) = round_at(store, lane, next, pet.id())?;
         match owner {
-            Some((owner, _)) if owner == nonce => return Ok(Claim::Won(pet.id)),
+            Some((owner, _)) if owner == nonce => return Ok(Claim::Won(pet.id())),
             Some(_) => return Ok(Lost::at(head, false)),
             None if backoff.wait() => {}
             None => {
@@ -250,14 +244,11 @@ fn owner(
     pet: &str,
     stored: Option<Vec<u8>>,
 ) -> Result<Option<Owner>, ApiError> {
-    if head.round < round {
+    if head.round() < round {
         return Ok(None);
     }
-    if head.round == round {
-        return Ok(head
-            .last
-            .as_ref()
-            .map(|last| (last.nonce, last.json.clone())));
+    if head.round() == round {
+        return Ok(head.last().map(|last| (last.nonce(), last.json().to_vec())));
     }
     match PetRecord::of(pet, stored)? {
         PetRecord::Committed {

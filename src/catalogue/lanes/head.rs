@@ -5,36 +5,73 @@
 //! `pet:{id}` and its status entry). Which lane a create tries.
 
 use crate::errors::ApiError;
-use crate::model::PetStatus;
+use crate::model::{Pet, PetStatus};
 
 use crate::catalogue::keys::{entry_key, pet_key};
-use crate::catalogue::record::persisted;
+use crate::catalogue::record::{encode_pet, persisted};
 
 /// First words of a head: `petstore-lane 1 <round> <available> <pending>
 /// <sold> <status> <id> <nonce>`, a newline, the round's pet JSON.
 const HEAD_HEADER: &str = "petstore-lane 1 ";
 
-/// The pet a head holds: its lane's last round.
+/// The pet a head holds: its lane's last round. Made from the pet itself,
+/// so that its id, status and JSON agree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claimed {
-    pub id: i64,
-    pub status: PetStatus,
+    id: i64,
+    status: PetStatus,
     /// Drawn by the create that claimed it.
-    pub nonce: u64,
-    pub json: Vec<u8>,
+    nonce: u64,
+    json: Vec<u8>,
 }
 
-/// A lane's head; round 0 (no key yet) holds no pet.
+impl Claimed {
+    /// `pet`, claimed by the create named `nonce`.
+    pub fn of(pet: &Pet, nonce: u64) -> Result<Claimed, ApiError> {
+        Ok(Claimed {
+            id: pet.id,
+            status: pet.status,
+            nonce,
+            json: encode_pet(pet)?,
+        })
+    }
+
+    pub fn id(&self) -> i64 {
+        self.id
+    }
+
+    pub fn status(&self) -> PetStatus {
+        self.status
+    }
+
+    /// The create that claimed it.
+    pub fn nonce(&self) -> u64 {
+        self.nonce
+    }
+
+    /// The pet, as JSON.
+    pub fn json(&self) -> &[u8] {
+        &self.json
+    }
+
+    pub fn into_json(self) -> Vec<u8> {
+        self.json
+    }
+}
+
+/// A lane's head; round 0 (no key yet) holds no pet. Made only by reading
+/// a stored head or by claiming the next round of one, so that its counts
+/// and its pet agree with its round.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Head {
-    pub round: u64,
+    round: u64,
     /// Pets of each status (in [`PetStatus::ALL`]'s order) in rounds 1 to
     /// `round`: the last one's position in its status's list of the lane.
-    pub counts: [u64; 3],
-    pub last: Option<Claimed>,
+    counts: [u64; 3],
+    last: Option<Claimed>,
 }
 
-pub fn status_index(status: PetStatus) -> usize {
+fn status_index(status: PetStatus) -> usize {
     match status {
         PetStatus::Available => 0,
         PetStatus::Pending => 1,
@@ -43,6 +80,26 @@ pub fn status_index(status: PetStatus) -> usize {
 }
 
 impl Head {
+    /// The lane's last round claimed (0: none).
+    pub fn round(&self) -> u64 {
+        self.round
+    }
+
+    /// Pets of `status` in rounds 1 to the head's.
+    pub fn count(&self, status: PetStatus) -> u64 {
+        self.counts[status_index(status)]
+    }
+
+    /// The last round's pet, if a round was claimed.
+    pub fn last(&self) -> Option<&Claimed> {
+        self.last.as_ref()
+    }
+
+    /// The last round's pet, owned.
+    pub fn into_last(self) -> Option<Claimed> {
+        self.last
+    }
+
     pub fn decode(key: &str, value: Option<&[u8]>) -> Result<Head, ApiError> {
         let Some(bytes) = value else {
             return Ok(Head::default());

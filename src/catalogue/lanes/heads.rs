@@ -61,6 +61,6 @@ impl Heads {
 
     /// Each lane's round, as read.
     pub fn rounds(&self) -> Vec<u64> {
-        self.heads.iter().map(|head| head.round).collect()
+        self.heads.iter().map(Head::round).collect()
     }
 }

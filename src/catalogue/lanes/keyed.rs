@@ -122,7 +122,7 @@ fn lead<S: KvStore>(
     lanes: Heads,
 ) -> Result<(Intent, Heads), ApiError> {
     let lane = first_choice(&lanes.rounds(), store.random());
-    let round = lanes.head(lane).round + 1;
+    let round = lanes.head(lane).round() + 1;
     let intent = intent(
         keyed,
         &lanes,
@@ -146,10 +146,10 @@ fn intent(
     Ok(Intent {
         lane,
         round,
-        id: pet.id,
+        id: pet.id(),
         started_ms,
         nonce,
-        json: pet.json,
+        json: pet.into_json(),
     })
 }
 
@@ -182,7 +182,7 @@ fn finish<S: KvStore>(
         }
         read = lanes()?;
         let lane = other_choice(&read.rounds(), intent.lane, store.random());
-        let round = read.head(lane).round + 1;
+        let round = read.head(lane).round() + 1;
         let moved = self::intent(keyed, &read, lane, round, intent.started_ms, intent.nonce)?;
         let (cas, current) = store.cas_begin(&keyed.record_key)?;
         let swapped = match record(keyed, current.as_deref())? {
@@ -213,7 +213,7 @@ fn follow_intent<S: KvStore>(
     lanes: &dyn Fn() -> Result<Heads, ApiError>,
 ) -> Result<Created, ApiError> {
     let expected = claimed(&keyed.new, intent.id, intent.nonce)?;
-    if expected.json != intent.json {
+    if expected.json() != intent.json {
         return Err(ApiError::IdempotencyKeyReused);
     }
     if let Some((owner, json)) = pet_at(store, intent.lane, intent.round, intent.id)? {

@@ -19,7 +19,6 @@ use crate::catalogue::piece::Piece;
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
 use crate::catalogue::record::PetRecord;
 
-use super::head::status_index;
 use super::heads::Heads;
 use super::pieces::{lane_of_piece, piece_of, status_of, Pieces};
 
@@ -110,14 +109,14 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         };
         for (lane, head) in lanes.all().iter().enumerate() {
             merge.end[lane] = match status_of(list) {
-                None => head.round,
-                Some(status) => head.counts[status_index(status)],
+                None => head.round(),
+                Some(status) => head.count(status),
             };
             merge.next[lane] = merge.from[lane] + 1;
             // The head's pet: the last entry of its lane (of its status's).
-            if let Some(last) = &head.last {
-                if status_of(list).is_none_or(|s| s == last.status) {
-                    let pet = Listed::from_json(last.json.clone()).ok_or_else(|| {
+            if let Some(last) = head.last() {
+                if status_of(list).is_none_or(|s| s == last.status()) {
+                    let pet = Listed::from_json(last.json().to_vec()).ok_or_else(|| {
                         ApiError::Internal(format!("lane {lane}'s head holds no pet"))
                     })?;
                     merge.known.insert((lane, merge.end[lane]), pet);

@@ -170,9 +170,9 @@ impl<S: KvStore> Layout<S> for Lanes {
         let (lane, round) = geometry.place(id);
         let key = head_key(lane);
         let head = Head::decode(&key, reader.get(&key)?.as_deref())?;
-        match head.last {
-            Some(last) if head.round == round => record::listed(&key, last.json).map(Some),
-            _ if head.round > round => {
+        match (head.round(), head.into_last()) {
+            (r, Some(last)) if r == round => record::listed(&key, last.into_json()).map(Some),
+            (r, _) if r > round => {
                 let key = pet_key(id);
                 PetRecord::of(&key, reader.get(&key)?)?.listed(&key)
             }
