@@ -1,4 +1,4 @@
-//! Positions carried by a walk: issued, but their create had not finished
+//! A page of a counters walk (`Part`) and the positions it carries: issued, but their create had not finished
 //! when the walk passed them. Each page looks again; one that committed is
 //! listed then (after pets with higher ids: a walk lists every pet exactly
 //! once, and a client that follows the list's end sees every new pet). A
@@ -14,71 +14,122 @@ use crate::model::{parse_digits, ListName};
 use crate::store::KvStore;
 
 use crate::catalogue::keys::{pet_key, sighting_key, slot_key};
-use crate::catalogue::pending::{Pending, SEAL_AFTER_MS};
+use crate::catalogue::listed::Listed;
+use crate::catalogue::pending::{Clock, Pending, SEAL_AFTER_MS};
+use crate::catalogue::reader::Reader;
 
-use super::walk::{Truth, Walk};
+use super::cursor::Cursor;
+use super::truth::Truth;
 
-impl<S: KvStore> Walk<'_, '_, '_, S> {
-    /// Carries `position`: its create has not finished.
-    pub(super) fn carry(&mut self, position: i64, sealable: bool) {
-        if self.part.carried.is_empty() {
-            self.part.since_s = self.clock.now_ms / 1000;
+/// A page of a walk: its pets, and where the walk goes on (the next
+/// position, and the positions before it carried until their create
+/// resolves).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Part {
+    pub pets: Vec<Listed>,
+    /// The next position to visit.
+    pub position: i64,
+    pub carried: Vec<i64>,
+    /// When the oldest carried position was first seen (Unix seconds).
+    pub since_s: u64,
+    /// The walk passed the list's last position.
+    pub ended: bool,
+    pub notes: Vec<String>,
+    /// Carried positions where nothing at all is stored yet (this page's).
+    sealable: Vec<i64>,
+}
+
+impl Part {
+    /// A page's start: where `cursor` says.
+    pub fn from(cursor: &Cursor) -> Part {
+        Part {
+            position: cursor.position,
+            carried: cursor.carried.clone(),
+            since_s: cursor.since_s,
+            ..Part::default()
         }
-        self.part.carried.push(position);
+    }
+
+    /// Where the walk goes on after this page.
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            position: self.position,
+            carried: self.carried.clone(),
+            since_s: self.since_s,
+        }
+    }
+
+    /// Carries `position`: its create has not finished.
+    pub(super) fn carry(&mut self, position: i64, sealable: bool, clock: &Clock) {
+        if self.carried.is_empty() {
+            self.since_s = clock.now_ms / 1000;
+        }
+        self.carried.push(position);
         if sealable {
             self.sealable.push(position);
         }
     }
 
     /// The first `count` carried positions (from earlier pages): listed if
-    /// they committed since (as the page has room), dropped if given up,
-    /// carried on if not.
-    pub(super) fn recheck(&mut self, count: usize) -> Result<(), ApiError> {
-        let mut carried = std::mem::take(&mut self.part.carried);
+    /// they committed since (as a page of `limit` has room), dropped if
+    /// given up, carried on if not.
+    pub(super) fn recheck<S: KvStore>(
+        &mut self,
+        reader: &mut Reader<'_, S>,
+        clock: &Clock,
+        list: ListName,
+        count: usize,
+        limit: usize,
+    ) -> Result<(), ApiError> {
+        let mut carried = std::mem::take(&mut self.carried);
         let later = carried.split_off(count.min(carried.len()));
         if carried.is_empty() {
-            self.part.carried = later;
+            self.carried = later;
             return Ok(());
         }
-        if self.reader.batched() {
-            let keys = carried.iter().map(|p| Truth::key(self.list, *p)).collect();
-            self.fetch(keys)?;
+        if reader.batched() {
+            let keys = carried.iter().map(|p| Truth::key(list, *p)).collect();
+            Truth::fetch(reader, list, keys)?;
         }
-        let since_s = self.part.since_s;
+        let since_s = self.since_s;
         for position in carried {
-            match self.truth_at(position)? {
-                Truth::Pet(pet) if self.limit_left() > 0 => self.part.pets.push(pet),
+            match Truth::at(reader, clock, list, position)? {
+                Truth::Pet(pet) if self.pets.len() < limit => self.pets.push(pet),
                 Truth::Dead => {}
-                Truth::Pet(_) => self.part.carried.push(position),
-                Truth::Unresolved { sealable } => self.carry(position, sealable),
+                Truth::Pet(_) => self.carried.push(position),
+                Truth::Unresolved { sealable } => self.carry(position, sealable, clock),
             }
         }
-        self.part.since_s = since_s;
-        self.part.carried.extend(later);
+        self.since_s = since_s;
+        self.carried.extend(later);
         Ok(())
     }
 
     /// Once the carried positions are old, gives up those where nothing is
     /// stored: each first found so more than [`SEAL_AFTER_MS`] ago by the
     /// store's record of it. Best effort: a failed call leaves it carried.
-    pub(super) fn seal_old(&mut self) -> Result<(), ApiError> {
-        let now_ms = self.clock.now_ms;
-        let old = now_ms / 1000 >= self.part.since_s + SEAL_AFTER_MS / 1000;
+    pub(super) fn seal_old<S: KvStore>(
+        &mut self,
+        store: &S,
+        clock: &Clock,
+        list: ListName,
+    ) -> Result<(), ApiError> {
+        let now_ms = clock.now_ms;
+        let old = now_ms / 1000 >= self.since_s + SEAL_AFTER_MS / 1000;
         if !old || self.sealable.is_empty() {
             return Ok(());
         }
-        let store = self.reader.store();
         for position in std::mem::take(&mut self.sealable) {
-            let key = sighting_key(self.list, position);
+            let key = sighting_key(list, position);
             let seen = store.get(&key).ok().flatten();
             let seen_ms = seen.and_then(|v| std::str::from_utf8(&v).ok().and_then(parse_digits));
             match seen_ms {
                 Some(ms) if now_ms >= ms as u64 + SEAL_AFTER_MS => {
-                    if seal(store, self.list, position).is_ok() {
-                        self.part.carried.retain(|p| *p != position);
-                        self.part.notes.push(format!(
+                    if seal(store, list, position).is_ok() {
+                        self.carried.retain(|p| *p != position);
+                        self.notes.push(format!(
                             "position {position} of {} given up: nothing stored since {ms}",
-                            self.list.as_str()
+                            list.as_str()
                         ));
                     }
                 }

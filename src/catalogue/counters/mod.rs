@@ -2,18 +2,21 @@
 //! per position of each status's list; every store of 1.0.0–1.2.0 and
 //! every store on SQLite and Redis. A create takes an id and a position and
 //! commits its slot and its pet (`create`); pages walk positions (`walk`),
-//! carrying those whose create has not finished (`carry`).
+//! look up what a piece lacks (`truth`), carry the positions whose create
+//! has not finished (`carry`) and write back what they learned (`repairs`).
 //! docs/key-value-layout.md, "The counters layout".
 
 mod carry;
 mod create;
 mod cursor;
 pub mod keyed;
+mod repairs;
 mod truth;
 mod walk;
 
+pub use carry::Part;
 pub use cursor::Cursor;
-pub use walk::{End, Part};
+pub use walk::End;
 
 use crate::errors::ApiError;
 use crate::model::{self, ListName, NewPet, Pet};

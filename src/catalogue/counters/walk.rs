@@ -8,40 +8,18 @@ use std::collections::BTreeMap;
 use crate::errors::ApiError;
 use crate::model::ListName;
 
-use super::cursor::{Cursor, MAX_CARRIED};
+use super::carry::Part;
+use super::cursor::MAX_CARRIED;
+use super::repairs::Repairs;
+use super::truth::Truth;
 
 use crate::catalogue::keys::{
-    counter_key, decode_counter, pet_key, piece_key, piece_of, slot_key, EMPTY_POSITIONS, PIECE_LEN,
+    counter_key, decode_counter, piece_key, piece_of, EMPTY_POSITIONS, PIECE_LEN,
 };
 use crate::catalogue::listed::Listed;
 use crate::catalogue::pending::Clock;
 use crate::catalogue::piece::{sort_by_key, Piece, Stored};
-use crate::catalogue::reader::{Reader, BATCH_WRITES};
-
-/// What a position of a list holds.
-#[derive(Debug, Clone)]
-pub enum Truth {
-    Pet(Listed),
-    /// No pet, ever: a create given up, withdrawn or sealed, or a pending
-    /// record too old to be committed.
-    Dead,
-    /// Issued, not committed: a create still at work, or one that stopped.
-    /// `sealable`: nothing at all is stored there yet (no pending record),
-    /// so a reader may give it up once it is old.
-    Unresolved {
-        sealable: bool,
-    },
-}
-
-impl Truth {
-    /// The key a position is looked up at first.
-    pub fn key(list: ListName, position: i64) -> String {
-        match list {
-            ListName::All => pet_key(position),
-            ListName::Status(status) => slot_key(status, position),
-        }
-    }
-}
+use crate::catalogue::reader::{Reader, BATCH_KEYS};
 
 /// Where a counters list ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,43 +29,6 @@ pub enum End {
     /// At a fixed position: a store moved to lanes, whose ids before the
     /// move end at the last its counter handed out.
     Fixed(i64),
-}
-
-/// A page of a walk: its pets, and where the walk goes on (the next
-/// position, and the positions before it carried until their create
-/// resolves).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Part {
-    pub pets: Vec<Listed>,
-    /// The next position to visit.
-    pub position: i64,
-    pub carried: Vec<i64>,
-    /// When the oldest carried position was first seen (Unix seconds).
-    pub since_s: u64,
-    /// The walk passed the list's last position.
-    pub ended: bool,
-    pub notes: Vec<String>,
-}
-
-impl Part {
-    /// A page's start: where `cursor` says.
-    pub fn from(cursor: &Cursor) -> Part {
-        Part {
-            position: cursor.position,
-            carried: cursor.carried.clone(),
-            since_s: cursor.since_s,
-            ..Part::default()
-        }
-    }
-
-    /// Where the walk goes on after this page.
-    pub fn cursor(&self) -> Cursor {
-        Cursor {
-            position: self.position,
-            carried: self.carried.clone(),
-            since_s: self.since_s,
-        }
-    }
 }
 
 /// The keys a page from `position` reads first where reads are batched:
@@ -126,33 +67,39 @@ pub fn page<S: crate::store::KvStore>(
         end,
         limit,
         empty_left: EMPTY_POSITIONS,
-        part: Part {
-            pets: Vec::with_capacity(limit),
-            ..from
-        },
+        part: from,
         last: None,
         stopped: false,
-        sealable: Vec::new(),
         ahead: BTreeMap::new(),
-        repairs: Vec::new(),
+        repairs: Repairs::default(),
     };
+    walk.part.pets.reserve(limit);
     walk.fetch_ahead()?;
     let first = piece_of(walk.part.position);
     for piece in first..first + limit as i64 / PIECE_LEN + 2 {
         let stored = walk.read(piece)?;
         let missing = matches!(stored, Stored::Missing);
         let (held, added) = walk.take(piece, stored)?;
-        walk.repair(piece, held, added, missing);
+        walk.repairs
+            .add(piece_key(list, piece), held, added, missing);
         if walk.done() {
             break;
         }
     }
-    walk.write_repairs();
+    walk.repairs
+        .write(walk.reader.store(), &mut walk.part.notes);
     // At the list's end, the positions carried from earlier pages: listed
     // if they committed since, given up if long empty.
     if walk.part.ended {
-        walk.recheck(carried_before)?;
-        walk.seal_old()?;
+        walk.part.recheck(
+            walk.reader,
+            walk.clock,
+            walk.list,
+            carried_before,
+            walk.limit,
+        )?;
+        walk.part
+            .seal_old(walk.reader.store(), walk.clock, walk.list)?;
     }
     sort_by_key(&mut walk.part.pets, |p| p.id);
     Ok(walk.part)
@@ -172,14 +119,12 @@ pub(super) struct Walk<'w, 'r, 's, S: crate::store::KvStore> {
     last: Option<i64>,
     /// The page ended before the list: limit, empty positions, or carry full.
     stopped: bool,
-    /// Carried positions where nothing at all is stored yet.
-    pub(super) sealable: Vec<i64>,
     /// Pieces fetched ahead (batched reads), decoded, by number; each
     /// taken once, leaving `None` (no map in `src/` removes a key: see
     /// `Reader::fetched`).
     ahead: BTreeMap<i64, Option<Stored>>,
-    /// Pieces to write back: key, text, whether it was missing, entries added.
-    repairs: Vec<(String, Vec<u8>, bool, usize)>,
+    /// Pieces to write back at the end of the page.
+    repairs: Repairs,
 }
 
 impl<S: crate::store::KvStore> Walk<'_, '_, '_, S> {
@@ -194,6 +139,39 @@ impl<S: crate::store::KvStore> Walk<'_, '_, '_, S> {
     /// Pets the page still has room for.
     pub(super) fn limit_left(&self) -> usize {
         self.limit.saturating_sub(self.part.pets.len())
+    }
+
+    /// Batched reads, at a gap whose truth was not fetched yet: the truth
+    /// of the gaps from `position` on that the page may need, in one
+    /// `get-many` (for `all`, the pets; for a status, the slots, then in a
+    /// second the pets they name). Gaps are
+    /// positions up to the end that their piece does not hold; taken until
+    /// the page would be full with the held pets and up to twice as many
+    /// gaps as it still needs, so that holes among them cost no second
+    /// batch.
+    pub(super) fn fetch_truth(&mut self, position: i64, current: &Piece) -> Result<(), ApiError> {
+        let key = Truth::key(self.list, position);
+        if !self.reader.batched() || self.reader.holds(&key) {
+            return Ok(());
+        }
+        let end = self.last()?;
+        let need = self.limit_left().max(1);
+        let (mut held, mut keys) = (0, Vec::new());
+        let mut p = position;
+        while p <= end && held < need && held + keys.len() < 2 * need && keys.len() < BATCH_KEYS {
+            let in_piece = if piece_of(p) == piece_of(position) {
+                current.get(p).is_some()
+            } else {
+                self.ahead_holds(p)
+            };
+            if in_piece {
+                held += 1;
+            } else {
+                keys.push(Truth::key(self.list, p));
+            }
+            p += 1;
+        }
+        Truth::fetch(self.reader, self.list, keys)
     }
 
     /// Batched reads: the pieces the page spans that the first `get-many`
@@ -277,7 +255,7 @@ impl<S: crate::store::KvStore> Walk<'_, '_, '_, S> {
                     break;
                 }
                 self.fetch_truth(position, &held)?;
-                match self.truth_at(position)? {
+                match Truth::at(self.reader, self.clock, self.list, position)? {
                     Truth::Pet(pet) => {
                         added.push((position, pet.clone()));
                         self.part.pets.push(pet);
@@ -285,7 +263,7 @@ impl<S: crate::store::KvStore> Walk<'_, '_, '_, S> {
                     Truth::Dead => self.empty_left -= 1,
                     Truth::Unresolved { sealable } if self.part.carried.len() < MAX_CARRIED => {
                         self.empty_left -= 1;
-                        self.carry(position, sealable);
+                        self.part.carry(position, sealable, self.clock);
                     }
                     Truth::Unresolved { .. } => {
                         self.stopped = true;
@@ -296,50 +274,6 @@ impl<S: crate::store::KvStore> Walk<'_, '_, '_, S> {
             self.part.position += 1;
         }
         Ok((held, added))
-    }
-
-    /// What the truth added goes back into the piece, written with the
-    /// others at the end of the page (best effort: a failed write only
-    /// leaves the work to the next reader).
-    fn repair(&mut self, piece: i64, mut held: Piece, added: Vec<(i64, Listed)>, missing: bool) {
-        if added.is_empty() {
-            return;
-        }
-        let count = added.len();
-        held.add(added);
-        let key = piece_key(self.list, piece);
-        self.repairs.push((key, held.encode(), missing, count));
-    }
-
-    /// The pieces repaired, in one `set`, or one `set-many` for several. A
-    /// piece that only lagged (pets created since it was written) is
-    /// updated silently: that is how the index grows. A missing one is
-    /// logged (an unreadable one was, when read), and so is a failed write.
-    fn write_repairs(&mut self) {
-        let repairs = std::mem::take(&mut self.repairs);
-        let written = match repairs.as_slice() {
-            [] => return,
-            [(key, text, _, _)] => self.reader.store().set(key, text),
-            many => many.chunks(BATCH_WRITES).try_for_each(|chunk| {
-                let pairs: Vec<(String, Vec<u8>)> = chunk
-                    .iter()
-                    .map(|(key, text, _, _)| (key.clone(), text.clone()))
-                    .collect();
-                self.reader.store().set_many(&pairs)
-            }),
-        };
-        for (key, _, missing, count) in repairs {
-            match &written {
-                Ok(()) if missing => self.part.notes.push(format!(
-                    "index piece {key} missing: rebuilt with {count} entries"
-                )),
-                Ok(()) => {}
-                Err(e) => self
-                    .part
-                    .notes
-                    .push(format!("index piece {key}: repair not written ({e})")),
-            }
-        }
     }
 
     /// The list's last position: fixed, or its counter (fetched with the
