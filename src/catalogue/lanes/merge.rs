@@ -13,14 +13,13 @@ use crate::errors::ApiError;
 use crate::model::ListName;
 use crate::store::KvStore;
 
-use crate::catalogue::keys::{entry_key, pet_key, PIECE_LEN};
+use crate::catalogue::keys::{entry_key, pet_key};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::Piece;
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
-use crate::catalogue::record::PetRecord;
 
 use super::heads::Heads;
-use super::pieces::{lane_of_piece, piece_of, status_of, Pieces};
+use super::pieces::{after_piece, lane_of_piece, piece_of, status_of, stored_pet, Pieces};
 
 /// A page of the lanes: its pets, in id order; how far the walk went in
 /// each lane; whether entries remain; what it did to the pieces.
@@ -207,8 +206,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         self.next[lane] <= self.end[lane] && !self.known.contains_key(&(lane, self.next[lane]))
     }
 
-    /// Where entry `index` of `lane` was stored: `pet:{id}`, or the
-    /// status entry.
+    /// Where entry `index` of `lane` was stored: `pet:{id}`, or its status entry.
     fn truth_key(&self, lane: usize, index: u64) -> String {
         match status_of(self.list) {
             None => pet_key(self.lanes.id(lane, index)),
@@ -232,18 +230,9 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
                     (false, false) => break,
                     (true, _) => {}
                 }
-                index = self.after_piece(index);
+                index = after_piece(self.list, self.lanes.width(), index);
             }
         }
-    }
-
-    /// The first index past the piece that holds `index`.
-    fn after_piece(&self, index: u64) -> u64 {
-        let span = match self.list {
-            ListName::All => self.lanes.geometry().block_rounds(),
-            ListName::Status(_) => PIECE_LEN as u64,
-        };
-        (index - 1) / span * span + span + 1
     }
 
     fn take_piece(&mut self, key: &str) {
@@ -272,26 +261,15 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
             }
             let truth = self.truth_key(lane, index);
             if !self.known.contains_key(&(lane, index)) && self.reader.holds(&truth) {
-                let pet = self.stored(&truth)?;
+                let pet = stored_pet(
+                    self.list,
+                    &truth,
+                    self.reader.peek(&truth).map(<[u8]>::to_vec),
+                )?;
                 self.known.insert((lane, index), pet);
             }
         }
         Ok(())
-    }
-
-    /// A pet a lane stored (below its head, so it must be there).
-    fn stored(&self, key: &str) -> Result<Listed, ApiError> {
-        let value = self.reader.peek(key).map(<[u8]>::to_vec);
-        let json = match status_of(self.list) {
-            None => match PetRecord::of(key, value)? {
-                PetRecord::Committed { json, .. } => Some(json),
-                _ => None,
-            },
-            Some(_) => value,
-        };
-        json.and_then(Listed::from_json).ok_or_else(|| {
-            ApiError::Internal(format!("{key} is below its lane's head and not stored"))
-        })
     }
 
     fn finish(mut self) -> Result<Part, ApiError> {

@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::errors::ApiError;
 use crate::model::{ListName, PetStatus};
 use crate::store::KvStore;
 
@@ -15,6 +16,7 @@ use crate::catalogue::reader::BATCH_WRITES;
 use crate::catalogue::keys::{lane_piece_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::{sort_by_key, Piece, Stored};
+use crate::catalogue::record::PetRecord;
 
 use super::geometry::Geometry;
 
@@ -24,14 +26,39 @@ pub fn block_rounds(width: usize) -> u64 {
     Geometry::assumed(Some(width)).block_rounds()
 }
 
+/// Entries of one lane a piece of `list` holds, on a store of `width`
+/// lanes.
+fn span(list: ListName, width: usize) -> u64 {
+    match list {
+        ListName::All => block_rounds(width),
+        ListName::Status(_) => PIECE_LEN as u64,
+    }
+}
+
 /// The key of the piece of `list` that holds entry `index` of `lane` on a
 /// store of `width` lanes.
 pub fn piece_of(list: ListName, width: usize, lane: usize, index: u64) -> String {
-    let span = match list {
-        ListName::All => block_rounds(width),
-        ListName::Status(_) => PIECE_LEN as u64,
+    lane_piece_key(list, lane, ((index - 1) / span(list, width)) as i64)
+}
+
+/// The first entry of a lane past the piece that holds entry `index`.
+pub fn after_piece(list: ListName, width: usize, index: u64) -> u64 {
+    let span = span(list, width);
+    (index - 1) / span * span + span + 1
+}
+
+/// A pet a lane stored below its head (so it must be there): `pet:{id}`'s
+/// committed record, or a status entry.
+pub fn stored_pet(list: ListName, key: &str, value: Option<Vec<u8>>) -> Result<Listed, ApiError> {
+    let json = match status_of(list) {
+        None => match PetRecord::of(key, value)? {
+            PetRecord::Committed { json, .. } => Some(json),
+            _ => None,
+        },
+        Some(_) => value,
     };
-    lane_piece_key(list, lane, ((index - 1) / span) as i64)
+    json.and_then(Listed::from_json)
+        .ok_or_else(|| ApiError::Internal(format!("{key} is below its lane's head and not stored")))
 }
 
 /// The pieces a page from `from` (a number per lane of the store) reads
