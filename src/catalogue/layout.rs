@@ -119,8 +119,14 @@ impl LayoutName {
 
     /// The backends this layout may be set on, by name.
     pub fn backends(self) -> String {
-        let names: Vec<&str> = LAYOUTS[self as usize].2.iter().map(|b| b.name()).collect();
-        names.join(", ")
+        let mut names = String::new();
+        for backend in LAYOUTS[self as usize].2 {
+            if !names.is_empty() {
+                names.push_str(", ");
+            }
+            names.push_str(backend.name());
+        }
+        names
     }
 }
 
