@@ -4,6 +4,7 @@
 //! them over HTTP as a client would, reading the access log from Spin's own
 //! log files as an operator would.
 
+mod capacity;
 mod clients;
 mod concurrency;
 mod contract;
