@@ -61,7 +61,7 @@ pub(super) trait Layout<S: KvStore> {
 
 /// One page of a list, and where the walk goes on (`None`: the walk ends
 /// here; a client that follows the list requests this page again).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Page {
     pub pets: Vec<Listed>,
     pub next: Option<Cursor>,

@@ -200,11 +200,14 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         limit: usize,
     ) -> Result<Page, ApiError> {
         let mut reader = Reader::new(self.store, self.deployment.backend()?.reads());
-        let expected = self.layout(Held::expected(cursor)?, cursor)?;
+        let held = Held::expected(cursor)?;
         if !reader.batched() {
-            // SQLite and Redis hold counters only: configuration refuses lanes.
-            return expected.page(&mut reader, clock, list, cursor, limit);
+            // SQLite and Redis hold counters only (configuration refuses
+            // lanes): a cursor's lanes part names lanes they do not have.
+            let counters = self.layout(Held::expected(None)?, None)?;
+            return counters.page(&mut reader, clock, list, cursor, limit);
         }
+        let expected = self.layout(held, cursor)?;
         let first = expected.first_keys(list, cursor, limit)?;
         reader.fetch(
             std::iter::once(ID_COUNTER.to_string())

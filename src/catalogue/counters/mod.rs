@@ -61,11 +61,17 @@ impl Counters {
     }
 }
 
-/// The counters part of `cursor`, the whole of it (none: the walk's start).
-fn ours(cursor: Option<&model::Cursor>) -> Result<Cursor, ApiError> {
+/// The counters part of `cursor` (none: the walk's start); `None` where the
+/// cursor has no counters part and only a lanes part, which says the walk
+/// of a moved store was past its counters ids. A lanes part names lanes a
+/// counters store does not have: read as empty, as releases before this
+/// one read it (any cursor the document's pattern takes is answered).
+fn ours(cursor: Option<&model::Cursor>) -> Result<Option<Cursor>, ApiError> {
     match Cursor::read(cursor.map_or("", model::Cursor::as_str)) {
-        Some((part, "")) => Ok(part.unwrap_or(Cursor::at(1))),
-        _ => Err(ApiError::InvalidParameter(
+        Some((Some(part), _)) => Ok(Some(part)),
+        Some((None, "")) => Ok(Some(Cursor::at(1))),
+        Some((None, _)) => Ok(None),
+        None => Err(ApiError::InvalidParameter(
             "query parameter 'cursor' is not one a page of this store made: \
              use the one in the 'next' link"
                 .into(),
@@ -80,7 +86,10 @@ impl<S: KvStore> Layout<S> for Counters {
         cursor: Option<&model::Cursor>,
         limit: usize,
     ) -> Result<Vec<String>, ApiError> {
-        Ok(Counters::walk_keys(list, &ours(cursor)?, limit))
+        Ok(match ours(cursor)? {
+            Some(from) => Counters::walk_keys(list, &from, limit),
+            None => Vec::new(),
+        })
     }
 
     fn page(
@@ -91,7 +100,11 @@ impl<S: KvStore> Layout<S> for Counters {
         cursor: Option<&model::Cursor>,
         limit: usize,
     ) -> Result<Page, ApiError> {
-        let part = Counters::walk(reader, clock, list, &ours(cursor)?, limit, End::Counter)?;
+        // Past the counters ids: the walk has ended.
+        let Some(from) = ours(cursor)? else {
+            return Ok(Page::default());
+        };
+        let part = Counters::walk(reader, clock, list, &from, limit, End::Counter)?;
         let next = (!part.ended || !part.pets.is_empty())
             .then(|| model::Cursor::made(part.cursor().encode()));
         Ok(Page {
