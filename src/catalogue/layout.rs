@@ -130,6 +130,15 @@ impl LayoutName {
     }
 }
 
+/// A cursor whose layout part no page of this store made.
+pub fn cursor_not_made_here() -> ApiError {
+    ApiError::InvalidParameter(
+        "query parameter 'cursor' is not one a page of this store made: \
+         use the one in the 'next' link"
+            .into(),
+    )
+}
+
 /// The store holds `held`, the instance was told `wanted`, and cannot move
 /// it (lanes to counters is not a move this release makes).
 pub fn not_this_layout(held: LayoutName, wanted: LayoutName) -> ApiError {

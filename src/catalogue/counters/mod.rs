@@ -25,7 +25,7 @@ use crate::store::KvStore;
 
 use super::backend::KvBackend;
 use super::created::{Created, Keyed};
-use super::layout::{Layout, Page};
+use super::layout::{cursor_not_made_here, Layout, Page};
 use super::listed::Listed;
 use super::pending::Clock;
 use super::reader::Reader;
@@ -71,11 +71,7 @@ fn ours(cursor: Option<&model::Cursor>) -> Result<Option<Cursor>, ApiError> {
         Some((Some(part), _)) => Ok(Some(part)),
         Some((None, "")) => Ok(Some(Cursor::at(1))),
         Some((None, _)) => Ok(None),
-        None => Err(ApiError::InvalidParameter(
-            "query parameter 'cursor' is not one a page of this store made: \
-             use the one in the 'next' link"
-                .into(),
-        )),
+        None => Err(cursor_not_made_here()),
     }
 }
 

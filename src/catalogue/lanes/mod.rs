@@ -28,7 +28,7 @@ use crate::store::KvStore;
 
 use super::created::{Created, Keyed};
 use super::keys::{head_key, pet_key};
-use super::layout::{not_this_layout, Layout, LayoutName, Page};
+use super::layout::{cursor_not_made_here, not_this_layout, Layout, LayoutName, Page};
 use super::listed::Listed;
 use super::pending::Clock;
 use super::reader::Reader;
@@ -106,11 +106,7 @@ impl Lanes {
         match Cursor::read(cursor.map_or("", model::Cursor::as_str)) {
             Some(Some(part)) => Ok(part.lanes().to_vec()),
             Some(None) => Ok(vec![0; width]),
-            None => Err(ApiError::InvalidParameter(
-                "query parameter 'cursor' is not one a page of this store made: \
-                 use the one in the 'next' link"
-                    .into(),
-            )),
+            None => Err(cursor_not_made_here()),
         }
     }
 }
