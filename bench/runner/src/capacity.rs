@@ -8,10 +8,8 @@
 //! again, as a client that follows the list does).
 
 use anyhow::{bail, Result};
-use petstore::model::PetStatus;
 use petstore_e2e::client::{Api, Reply};
-use petstore_e2e::meter::{Consumed, Meter};
-use petstore_e2e::stores::{Backend, Store};
+use petstore_e2e::meter::{metered_store, Consumed, Meter};
 
 use crate::options::Options;
 
@@ -21,20 +19,7 @@ const PETS: usize = 2_000;
 pub fn run(o: &Options) -> Result<()> {
     let repeat = o.counted.max(1);
     for layout in ["counters", "lanes"] {
-        let store = Store::with_layout(Backend::Dynamo, layout);
-        store.preload(PETS, |n| {
-            if n % 10 == 9 {
-                PetStatus::Sold
-            } else {
-                PetStatus::Available
-            }
-        });
-        let local = petstore_e2e::dynamo::local().endpoint.clone();
-        let meter = Meter::start(local.trim_start_matches("http://"))?;
-        let spin = store
-            .launch()
-            .env("AWS_ENDPOINT_URL", meter.endpoint())
-            .start();
+        let (_store, meter, spin) = metered_store(layout, PETS)?;
         let api = spin.api.clone();
         for _ in 0..2 {
             for list in ["/v1/pets?limit=100", "/v1/pets?limit=100&status=sold"] {

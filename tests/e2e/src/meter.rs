@@ -14,7 +14,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
+use petstore::model::PetStatus;
 use serde_json::Value;
+
+use crate::spin::SpinUp;
+use crate::stores::{Backend, Store};
 
 /// What the calls carried since the last [`Meter::take`] consumed.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -75,6 +79,27 @@ impl Meter {
     pub fn take(&self) -> Consumed {
         std::mem::take(&mut *self.consumed.lock().expect("the meter"))
     }
+}
+
+/// The capacity table's store (BENCHMARKS.md): a DynamoDB Local table of
+/// `layout` holding `pets` pets, 1 in 10 sold, and `spin up` reaching it
+/// through a meter.
+pub fn metered_store(layout: &'static str, pets: usize) -> std::io::Result<(Store, Meter, SpinUp)> {
+    let store = Store::with_layout(Backend::Dynamo, layout);
+    store.preload(pets, |n| {
+        if n % 10 == 9 {
+            PetStatus::Sold
+        } else {
+            PetStatus::Available
+        }
+    });
+    let local = crate::dynamo::local().endpoint.clone();
+    let meter = Meter::start(local.trim_start_matches("http://"))?;
+    let spin = store
+        .launch()
+        .env("AWS_ENDPOINT_URL", meter.endpoint())
+        .start();
+    Ok((store, meter, spin))
 }
 
 /// One HTTP/1.1 message: its head's lines and its body.

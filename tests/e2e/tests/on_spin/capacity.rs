@@ -6,10 +6,8 @@
 //! on (2,000 pets, 1 in 10 sold, warm). The bench (`--mode capacity`)
 //! prints the whole table.
 
-use petstore::model::PetStatus;
 use petstore_e2e::client::{Api, Reply};
-use petstore_e2e::meter::{Consumed, Meter};
-use petstore_e2e::stores::{Backend, Store};
+use petstore_e2e::meter::{metered_store, Consumed, Meter};
 
 const PETS: usize = 2_000;
 
@@ -63,20 +61,7 @@ fn reads() -> [(&'static str, String); 3] {
 /// lanes 4): calls, items read, absent, units; a create's calls, items
 /// read and units.
 fn billed_as_the_table_says(layout: &'static str, column: usize) {
-    let store = Store::with_layout(Backend::Dynamo, layout);
-    store.preload(PETS, |n| {
-        if n % 10 == 9 {
-            PetStatus::Sold
-        } else {
-            PetStatus::Available
-        }
-    });
-    let local = petstore_e2e::dynamo::local().endpoint.clone();
-    let meter = Meter::start(local.trim_start_matches("http://")).expect("the meter");
-    let spin = store
-        .launch()
-        .env("AWS_ENDPOINT_URL", meter.endpoint())
-        .start();
+    let (_store, meter, spin) = metered_store(layout, PETS).expect("the meter");
     let api: &Api = &spin.api;
     for _ in 0..2 {
         for (_, list) in &reads()[1..] {
