@@ -5,12 +5,15 @@
 //! each number of clients spread over the instances, every client creating
 //! back to back on its own keep-alive connection. An empty catalogue per
 //! delay, or (`--moved N`) one of N pets in the counters layout, which the
-//! first create moves to lanes; the answers that are not 201 are counted.
+//! first create moves to lanes; the answers that are not 201 are counted,
+//! and the CPU time a create cost DynamoDB Local (`java`) and the Spin
+//! processes, which share this machine's cores with the clients.
 
 use std::time::Duration;
 
 use anyhow::Result;
 use petstore::model::PetStatus;
+use petstore_e2e::cpu;
 use petstore_e2e::line::Line;
 use petstore_e2e::spin::SpinUp;
 use petstore_e2e::stores::{Backend, Store};
@@ -25,8 +28,9 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
         "## Creates per second, DynamoDB Local, {} s a figure\n",
         o.seconds
     );
-    println!("| delay a call | instances | clients | creates/s | p50 ms | p99 ms | not 201 |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| delay a call | instances | clients | creates/s | p50 ms | p99 ms | not 201 | engine CPU ms a create | Spin CPU ms a create |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let engine = petstore_e2e::dynamo::local().pid;
     let request = create_request();
     // Unmeasured first: DynamoDB Local is Java, and its first seconds run
     // before its JIT has compiled the hot paths (those of contended creates
@@ -73,14 +77,25 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
                 .iter()
                 .map(|s| s.api.base.trim_start_matches("http://").to_string())
                 .collect();
+            let spin_cpu = || {
+                running
+                    .iter()
+                    .map(|s| cpu::of_group(s.group()))
+                    .sum::<f64>()
+            };
             for &clients in &o.connections {
+                let before = (cpu::of_process(engine), spin_cpu());
                 let run = load::closed_over(&addrs, &request, clients, o.seconds)?;
+                let creates = (run.ok.len() + run.failed) as f64;
+                let per_create = |seconds: f64| 1000.0 * seconds / creates;
                 println!(
-                    "| {delay} ms | {instances} | {clients} | {:.1} | {:.1} | {:.1} | {} |",
+                    "| {delay} ms | {instances} | {clients} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} |",
                     run.throughput(),
                     run.ok.percentile(0.5),
                     run.ok.percentile(0.99),
-                    run.failed
+                    run.failed,
+                    per_create(cpu::of_process(engine) - before.0),
+                    per_create(spin_cpu() - before.1),
                 );
             }
         }

@@ -43,12 +43,12 @@ pub fn raw(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Ve
     text.into_bytes()
 }
 
-struct Connection {
+pub struct Connection {
     reader: BufReader<TcpStream>,
 }
 
 impl Connection {
-    fn open(addr: &str) -> Result<Connection> {
+    pub fn open(addr: &str) -> Result<Connection> {
         let stream = TcpStream::connect(addr).with_context(|| format!("connecting to {addr}"))?;
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(Duration::from_secs(30)))?;
@@ -58,7 +58,7 @@ impl Connection {
     }
 
     /// Sends one request and reads its whole answer; the status.
-    fn exchange(&mut self, request: &[u8]) -> Result<u16> {
+    pub fn exchange(&mut self, request: &[u8]) -> Result<u16> {
         self.reader.get_mut().write_all(request)?;
         let mut line = String::new();
         self.reader.read_line(&mut line)?;

@@ -18,6 +18,7 @@
 mod capacity;
 mod creates;
 mod edge;
+mod engine;
 mod history;
 mod load;
 mod measure;
@@ -59,6 +60,7 @@ fn main() -> Result<()> {
         Mode::Move => moving::run(&o, &serving),
         Mode::History => history::run(&o),
         Mode::Capacity => capacity::run(&o),
+        Mode::Engine => engine::run(&o),
     }
 }
 

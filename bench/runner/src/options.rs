@@ -35,6 +35,9 @@ pub enum Mode {
     /// What each operation consumes of DynamoDB's capacity (items read,
     /// absent ones charged; units), on each layout, `--counted` requests.
     Capacity,
+    /// The CPU time DynamoDB Local spends on each kind of call a create
+    /// makes, `--counted` calls each, the engine alone.
+    Engine,
 }
 
 pub struct Options {
@@ -65,7 +68,7 @@ pub struct Options {
     pub operations: usize,
 }
 
-const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates|walks|move|history|capacity --backends sqlite,redis,dynamo \
+const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates|walks|move|history|capacity|engine --backends sqlite,redis,dynamo \
                      --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
                      --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N --moved N \
                      --operations N";
@@ -82,6 +85,7 @@ fn mode(name: &str) -> Option<Mode> {
         "move" => Some(Mode::Move),
         "history" => Some(Mode::History),
         "capacity" => Some(Mode::Capacity),
+        "engine" => Some(Mode::Engine),
         _ => None,
     }
 }

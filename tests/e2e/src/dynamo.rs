@@ -21,9 +21,11 @@ pub const REGION: &str = "us-east-1";
 pub const ACCESS_KEY_ID: &str = "petstore";
 pub const SECRET_ACCESS_KEY: &str = "petstore";
 
-/// The running server: its endpoint (`http://127.0.0.1:port`).
+/// The running server: its endpoint (`http://127.0.0.1:port`) and its
+/// process (`java`), whose CPU time the bench reads.
 pub struct DynamoLocal {
     pub endpoint: String,
+    pub pid: u32,
 }
 
 /// The process's DynamoDB Local, started on first use.
@@ -70,14 +72,16 @@ fn start() -> DynamoLocal {
             .args(["-inMemory", "-sharedDb", "-port", &port.to_string()])
             .current_dir(&dir);
         let child = silent_and_bound(&mut command).spawn();
-        let _ = started.send(child.map(drop).map_err(|e| e.to_string()));
+        let _ = started.send(child.map(|c| c.id()).map_err(|e| e.to_string()));
         loop {
             std::thread::park();
         }
     });
-    if let Ok(Err(e)) = outcome.recv() {
-        panic!("starting DynamoDB Local (java, Java 17): {e}");
-    }
+    let pid = match outcome.recv() {
+        Ok(Ok(pid)) => pid,
+        Ok(Err(e)) => panic!("starting DynamoDB Local (java, Java 17): {e}"),
+        Err(e) => panic!("starting DynamoDB Local: {e}"),
+    };
     let deadline = Instant::now() + Duration::from_secs(60);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "DynamoDB Local did not start");
@@ -85,6 +89,7 @@ fn start() -> DynamoLocal {
     }
     DynamoLocal {
         endpoint: format!("http://127.0.0.1:{port}"),
+        pid,
     }
 }
 

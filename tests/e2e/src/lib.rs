@@ -10,6 +10,7 @@
 //! (faults at the N-th call, lost replies, exact call counts).
 
 pub mod client;
+pub mod cpu;
 pub mod dynamo;
 pub mod history;
 pub mod line;

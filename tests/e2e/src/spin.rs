@@ -317,6 +317,11 @@ impl SpinUp {
         assert_eq!(lines.len(), 1, "{}", self.log_text());
     }
 
+    /// The process group of `spin up` and its trigger process.
+    pub fn group(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
