@@ -12,6 +12,7 @@
 mod data;
 pub mod explore;
 pub mod model;
+pub mod replicated;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
