@@ -414,4 +414,37 @@ mod tests {
         set.advance(1000);
         assert_eq!(a.list_keys().unwrap().len(), 51);
     }
+
+    /// The chances docs/replicated-layout.md states for a duplicate id,
+    /// from their formula: creates at the write quota (2 writes each),
+    /// each pair drawn within the replication delay colliding with
+    /// probability 2^-53 (the read before writing catches the others); and
+    /// the birthday bound over a year's ids without that read.
+    #[test]
+    fn the_duplicate_id_chances_the_design_states_follow_from_its_formula() {
+        let doc = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../docs/replicated-layout.md"),
+        )
+        .unwrap();
+        let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        let rate = f64::from(Quota::AKAMAI.writes_per_second as u32) / 2.0;
+        let year = 365.25 * 24.0 * 3600.0;
+        let space = 2f64.powi(53);
+        let with_read = |delay_s: f64| rate * rate * delay_s / space * year;
+        let without = (rate * year).powi(2) / 2.0 / space;
+        let shown = |x: f64| {
+            let exponent = x.log10().floor() as i32;
+            format!("{:.1} × 10^−{}", x / 10f64.powi(exponent), -exponent)
+        };
+        for (delay_s, said) in [(10.0, "a year at D = 10 s"), (1.0, "at 1 s")] {
+            let figure = shown(with_read(delay_s));
+            assert!(doc.contains(&format!("{figure} {said}")), "{figure} {said}");
+        }
+        assert!(
+            doc.contains(&format!("about {} a year", without.round())),
+            "{without}"
+        );
+        assert!(doc.contains(&format!("({} creates/s, two writes each)", rate)));
+    }
 }
