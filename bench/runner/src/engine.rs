@@ -8,6 +8,7 @@
 //! second ([BENCHMARKS.md], "creates per second").
 
 use anyhow::{bail, Result};
+use base64::Engine as _;
 use petstore_e2e::{cpu, dynamo};
 
 use crate::load::{raw, Connection};
@@ -21,7 +22,7 @@ pub fn run(o: &Options) -> Result<()> {
     let table = "petstore-engine";
     local.create_table(table);
     let mut connection = Connection::open(local.endpoint.trim_start_matches("http://"))?;
-    let value = base64(&[b'x'; VALUE_BYTES]);
+    let value = base64::engine::general_purpose::STANDARD.encode([b'x'; VALUE_BYTES]);
     let item = |key: &str| format!(r#"{{"PK":{{"S":"{key}"}},"VAL":{{"B":"{value}"}}}}"#);
     for k in 0..64 {
         let body = format!(
@@ -114,25 +115,4 @@ fn call(connection: &mut Connection, target: &str, body: &str) -> Result<()> {
         bail!("{target}: {status}");
     }
     Ok(())
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
