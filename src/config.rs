@@ -38,6 +38,24 @@ pub fn parse_lease_ms(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{text}' is not a number of milliseconds from 1 to {MAX_LEASE_MS}"))
 }
 
+/// The edge build's replicated store (docs/decisions.md, "The replicated
+/// layout"): how long a write may take to reach every replica, and how far
+/// the instances' clocks may differ, in ms (0 to one hour each).
+#[cfg(feature = "edge")]
+pub const REPLICATION_MS: &str = "replication_ms";
+#[cfg(feature = "edge")]
+pub const CLOCK_SKEW_MS: &str = "clock_skew_ms";
+
+/// A delay of the replicated store: milliseconds, 0 to one hour.
+#[cfg(feature = "edge")]
+pub fn parse_delay_ms(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| *ms <= MAX_LEASE_MS)
+        .ok_or_else(|| format!("'{text}' is not a number of milliseconds from 0 to {MAX_LEASE_MS}"))
+}
+
 type Parsed<T> = OnceCell<Result<T, Misconfiguration>>;
 
 /// One request's view of the configuration.
@@ -48,6 +66,10 @@ pub struct Config<'p> {
     idempotency_lease_ms: Parsed<u64>,
     key_value_backend: Parsed<KvBackend>,
     catalogue_layout: Parsed<LayoutName>,
+    #[cfg(feature = "edge")]
+    replication_ms: Parsed<u64>,
+    #[cfg(feature = "edge")]
+    clock_skew_ms: Parsed<u64>,
 }
 
 impl<'p> Config<'p> {
@@ -59,6 +81,10 @@ impl<'p> Config<'p> {
             idempotency_lease_ms: OnceCell::new(),
             key_value_backend: OnceCell::new(),
             catalogue_layout: OnceCell::new(),
+            #[cfg(feature = "edge")]
+            replication_ms: OnceCell::new(),
+            #[cfg(feature = "edge")]
+            clock_skew_ms: OnceCell::new(),
         }
     }
 
@@ -121,7 +147,17 @@ impl<'p> Config<'p> {
         self.cors_origins()?;
         self.key_value_backend()?;
         self.layout_named()?;
+        #[cfg(feature = "edge")]
+        self.settle_ms()?;
         Ok(())
+    }
+
+    /// `replication_ms` + `clock_skew_ms` (the edge build's).
+    #[cfg(feature = "edge")]
+    pub fn settle_ms(&self) -> Result<u64, Misconfiguration> {
+        let replication = self.read(&self.replication_ms, REPLICATION_MS, parse_delay_ms)?;
+        let skew = self.read(&self.clock_skew_ms, CLOCK_SKEW_MS, parse_delay_ms)?;
+        Ok(replication + skew)
     }
 
     fn read<'c, T>(
@@ -155,9 +191,16 @@ impl Deployment for Config<'_> {
     fn lease_ms(&self) -> Result<u64, ApiError> {
         Ok(self.idempotency_lease_ms()?)
     }
+
+    #[cfg(feature = "edge")]
+    fn settle_ms(&self) -> Result<u64, ApiError> {
+        Ok(Config::settle_ms(self)?)
+    }
 }
 
+// The default build's layouts only.
 #[cfg(test)]
+#[cfg(not(feature = "edge"))]
 mod tests {
     use std::cell::RefCell;
 

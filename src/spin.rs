@@ -17,10 +17,16 @@ use crate::store::{KvStore, StoreError, SwapReport};
 use petstore_common::send;
 
 mod bindings {
+    #[cfg(not(feature = "edge"))]
     wit_bindgen::generate!({ world: "petstore", path: "wit", generate_all });
+    // The edge build imports no `wasi:keyvalue/atomics` (world.wit).
+    #[cfg(feature = "edge")]
+    wit_bindgen::generate!({ world: "petstore-edge", path: "wit", generate_all });
 }
 
-use bindings::wasi::keyvalue::{atomics, batch, store};
+#[cfg(not(feature = "edge"))]
+use bindings::wasi::keyvalue::atomics;
+use bindings::wasi::keyvalue::{batch, store};
 
 #[spin_sdk::http_component]
 fn handle(incoming: IncomingRequest, outparam: ResponseOutparam) {
@@ -160,7 +166,10 @@ impl SpinStore {
 }
 
 impl KvStore for SpinStore {
+    #[cfg(not(feature = "edge"))]
     type Cas = atomics::Cas;
+    #[cfg(feature = "edge")]
+    type Cas = ();
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let bucket = self.bucket()?;
@@ -190,12 +199,14 @@ impl KvStore for SpinStore {
         batch::set_many(bucket, pairs).map_err(store_error)
     }
 
+    #[cfg(not(feature = "edge"))]
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
         let bucket = self.bucket()?;
         self.count(1);
         atomics::increment(bucket, key, delta).map_err(store_error)
     }
 
+    #[cfg(not(feature = "edge"))]
     fn cas_begin(&self, key: &str) -> Result<(atomics::Cas, Option<Vec<u8>>), StoreError> {
         let bucket = self.bucket()?;
         self.count(1);
@@ -205,12 +216,50 @@ impl KvStore for SpinStore {
         Ok((cas, current))
     }
 
+    #[cfg(not(feature = "edge"))]
     fn cas_swap(&self, cas: atomics::Cas, value: &[u8]) -> Result<SwapReport, StoreError> {
         self.count(1);
         match atomics::swap(cas, value) {
             Ok(()) => Ok(SwapReport::Swapped),
             Err(atomics::CasError::CasFailed(_)) => Ok(SwapReport::Conflict),
             Err(atomics::CasError::StoreError(e)) => Err(store_error(e)),
+        }
+    }
+
+    // The edge build's layout never calls these: it has nothing to call.
+    #[cfg(feature = "edge")]
+    fn increment(&self, _: &str, _: i64) -> Result<i64, StoreError> {
+        Err(StoreError(
+            "this build imports no wasi:keyvalue/atomics".into(),
+        ))
+    }
+
+    #[cfg(feature = "edge")]
+    fn cas_begin(&self, _: &str) -> Result<((), Option<Vec<u8>>), StoreError> {
+        Err(StoreError(
+            "this build imports no wasi:keyvalue/atomics".into(),
+        ))
+    }
+
+    #[cfg(feature = "edge")]
+    fn cas_swap(&self, _: (), _: &[u8]) -> Result<SwapReport, StoreError> {
+        Err(StoreError(
+            "this build imports no wasi:keyvalue/atomics".into(),
+        ))
+    }
+
+    /// Every page of `list-keys` (Spin 4.0.2 answers with one).
+    fn list_keys(&self) -> Result<Vec<String>, StoreError> {
+        let bucket = self.bucket()?;
+        let (mut keys, mut cursor) = (Vec::new(), None);
+        loop {
+            self.count(1);
+            let page = bucket.list_keys(cursor.as_deref()).map_err(store_error)?;
+            keys.extend(page.keys);
+            cursor = page.cursor;
+            if cursor.is_none() {
+                return Ok(keys);
+            }
         }
     }
 }

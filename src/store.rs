@@ -57,4 +57,7 @@ pub trait KvStore {
     fn cas_begin(&self, key: &str) -> Result<(Self::Cas, Option<Vec<u8>>), StoreError>;
     /// Writes `value` if the key has not changed since `cas_begin`.
     fn cas_swap(&self, cas: Self::Cas, value: &[u8]) -> Result<SwapReport, StoreError>;
+    /// Every key of the store (`list-keys`, which Spin 4.0.2 answers with
+    /// every key at once). Only the replicated layout calls it.
+    fn list_keys(&self) -> Result<Vec<String>, StoreError>;
 }

@@ -227,6 +227,36 @@ fn a_cursor_with_a_lanes_part_on_a_counters_store_is_answered() {
     }
 }
 
+/// The edge build's cursor (`r<time>.<id>`, which the document's pattern
+/// takes): none of its pets are in this build's store, so its walk ends.
+#[test]
+fn an_edge_builds_cursor_ends_the_walk() {
+    let api = Api::new();
+    api.create("a", "sold");
+    let r = api.get("/v1/pets?cursor=r1800000000000.12345");
+    assert_eq!(
+        (r.status.as_u16(), r.body.as_slice(), r.header("link")),
+        (200, &b"[]"[..], None)
+    );
+}
+
+/// A store the edge build wrote (its mark in `ctr:id`) is refused, never
+/// misread as an empty counters store.
+#[test]
+fn a_store_the_edge_build_wrote_is_refused() {
+    let api = Api::new();
+    api.store.put("ctr:id", b"petstore-replicated 1");
+    let health = api.get("/v1/health");
+    assert_eq!(
+        (health.status.as_u16(), json(&health)["code"].as_str()),
+        (503, Some("misconfigured"))
+    );
+    let r = api.post(r#"{"name":"a","categoryId":1,"status":"sold"}"#);
+    assert!(r.status.is_server_error(), "{}", r.status);
+    assert_eq!(api.store.peek("ctr:id").unwrap(), b"petstore-replicated 1");
+    assert!(api.get("/v1/pets").status.is_server_error());
+}
+
 /// The page's `Link` is exactly this `next` link.
 fn assert_next(page: &petstore::response::Response, link: &str) {
     assert_eq!(page.header("link"), Some(link));

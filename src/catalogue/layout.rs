@@ -17,7 +17,8 @@ use super::reader::Reader;
 /// The variable that says which layout a store should hold.
 pub const CATALOGUE_LAYOUT: &str = "catalogue_layout";
 
-/// A layout of the store.
+/// A layout of the store (the default build's; the edge build has one).
+#[cfg_attr(feature = "edge", allow(dead_code))]
 pub(super) trait Layout<S: KvStore> {
     /// The keys a page of `list` from `cursor` reads first, with `ctr:id`,
     /// where reads are batched: its layout's only. A cursor this layout did
@@ -78,9 +79,14 @@ pub trait Deployment {
     fn wanted(&self) -> Result<LayoutName, ApiError>;
     /// How long an unfinished keyed create keeps its key (ms).
     fn lease_ms(&self) -> Result<u64, ApiError>;
+    /// How long a write may take to reach every replica, the clocks' skew
+    /// included (ms): `replication_ms` + `clock_skew_ms`.
+    #[cfg(feature = "edge")]
+    fn settle_ms(&self) -> Result<u64, ApiError>;
 }
 
 /// A layout, as the operator names it (`catalogue_layout`).
+#[cfg(not(feature = "edge"))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayoutName {
     /// One id counter, a counter and slots per status (every store of
@@ -91,13 +97,40 @@ pub enum LayoutName {
     Lanes,
 }
 
+/// The edge build's one layout (`catalogue::replicated`).
+#[cfg(feature = "edge")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutName {
+    /// Random ids, each create's own keys, pages of what has replicated:
+    /// a store without atomics (Akamai Functions).
+    Replicated,
+}
+
 /// Every layout: its name, and the backends it may be set on (lanes need a
 /// compare-and-swap that is atomic on an absent key: only `aws_dynamo`
 /// has one). Indexed by the layout itself.
+#[cfg(not(feature = "edge"))]
 const LAYOUTS: [(LayoutName, &str, &[KvBackend]); 2] = [
     (LayoutName::Counters, "counters", &KvBackend::ALL),
     (LayoutName::Lanes, "lanes", &[KvBackend::AwsDynamo]),
 ];
+#[cfg(not(feature = "edge"))]
+const NAMES: &str = "counters, lanes";
+
+/// The edge build's: pages read with `get-many`, which fails every request
+/// on Spin's Redis.
+#[cfg(feature = "edge")]
+const LAYOUTS: [(LayoutName, &str, &[KvBackend]); 1] = [(
+    LayoutName::Replicated,
+    "replicated",
+    &[
+        KvBackend::Spin,
+        KvBackend::AwsDynamo,
+        KvBackend::AzureCosmos,
+    ],
+)];
+#[cfg(feature = "edge")]
+const NAMES: &str = "replicated (this is the edge build)";
 
 impl LayoutName {
     pub fn name(self) -> &'static str {
@@ -109,7 +142,7 @@ impl LayoutName {
             .iter()
             .find(|(_, name, _)| *name == text.trim())
             .map(|(layout, _, _)| *layout)
-            .ok_or_else(|| format!("'{}' is not one of counters, lanes", text.trim()))
+            .ok_or_else(|| format!("'{}' is not one of {NAMES}", text.trim()))
     }
 
     /// Whether a store of this backend may hold this layout.
@@ -174,7 +207,9 @@ pub fn unknown_format(word: &[u8]) -> ApiError {
     })
 }
 
+// The default build's layouts only.
 #[cfg(test)]
+#[cfg(not(feature = "edge"))]
 mod tests {
     use super::*;
 

@@ -189,6 +189,10 @@ impl<S: KvStore> KvStore for Retrying<'_, S> {
     fn cas_swap(&self, cas: Self::Cas, value: &[u8]) -> Result<SwapReport, StoreError> {
         self.store.cas_swap(cas, value)
     }
+
+    fn list_keys(&self) -> Result<Vec<String>, StoreError> {
+        self.retried(|| self.store.list_keys())
+    }
 }
 
 #[cfg(test)]

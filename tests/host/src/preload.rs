@@ -61,6 +61,9 @@ impl CoreKv for CoreView<'_> {
             Err(e) => Err(core_error(e)),
         }
     }
+    fn list_keys(&self) -> Result<Vec<String>, StoreError> {
+        self.0.list_keys().map_err(core_error)
+    }
 }
 
 fn core_error(e: crate::kv::KvError) -> StoreError {

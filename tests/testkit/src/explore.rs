@@ -299,6 +299,12 @@ impl KvStore for Handle {
         let report = self.data().cas_swap(&cas.0, value);
         replied(strike, "swap", report)
     }
+
+    fn list_keys(&self) -> Result<Vec<String>, StoreError> {
+        let strike = self.enter("list-keys")?;
+        let keys = self.data().keys().cloned().collect();
+        replied(strike, "list-keys", keys)
+    }
 }
 
 /// One request's platform: the deployment's variables, the shared clock

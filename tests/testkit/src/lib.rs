@@ -148,6 +148,8 @@ pub enum Op {
     Increment(String),
     CasBegin(String),
     Swap(String),
+    /// `list-keys`: every key at once.
+    ListKeys,
 }
 
 type Hook = Box<dyn FnMut(&Op)>;
@@ -417,6 +419,15 @@ impl KvStore for MemStore {
         }
         let report = inner.data.cas_swap(&cas.0, value);
         replied(fault, "swap", report)
+    }
+
+    fn list_keys(&self) -> Result<Vec<String>, StoreError> {
+        let fault = self.enter(Op::ListKeys, 1);
+        if matches!(fault, Some(Fault::Fail(_))) {
+            return Err(failed("list-keys"));
+        }
+        let keys = self.0.borrow().data.keys().cloned().collect();
+        replied(fault, "list-keys", keys)
     }
 }
 

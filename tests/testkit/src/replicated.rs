@@ -241,18 +241,6 @@ pub struct ReplicaStore {
 }
 
 impl ReplicaStore {
-    /// Every key the replica holds, as `list-keys` answers (Spin 4.0.2
-    /// answers every key at once): one read.
-    pub fn list_keys(&self) -> Result<Vec<String>, StoreError> {
-        let mut state = self.set.0.borrow_mut();
-        state.charge(1, 0)?;
-        Ok(state.replicas[self.replica]
-            .iter()
-            .filter(|(_, v)| v.value.is_some())
-            .map(|(k, _)| k.clone())
-            .collect())
-    }
-
     pub fn delete(&self, key: &str) -> Result<(), StoreError> {
         let mut state = self.set.0.borrow_mut();
         state.charge(0, 1)?;
@@ -317,6 +305,18 @@ impl KvStore for ReplicaStore {
 
     fn cas_swap(&self, _: Self::Cas, _: &[u8]) -> Result<SwapReport, StoreError> {
         Err(no_atomics("compare-and-swap"))
+    }
+
+    /// Every key the replica holds, as `list-keys` answers (Spin 4.0.2
+    /// answers every key at once): one read.
+    fn list_keys(&self) -> Result<Vec<String>, StoreError> {
+        let mut state = self.set.0.borrow_mut();
+        state.charge(1, 0)?;
+        Ok(state.replicas[self.replica]
+            .iter()
+            .filter(|(_, v)| v.value.is_some())
+            .map(|(k, _)| k.clone())
+            .collect())
     }
 }
 

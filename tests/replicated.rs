@@ -1,0 +1,429 @@
+//! The edge build's replicated layout (`--features edge`) on a store that
+//! replicates as Akamai Functions' does (`petstore_testkit::replicated`):
+//! each request served by one of N replicas, writes reaching the others
+//! late and out of order, no atomics, the platform's quotas. No
+//! acknowledged pet is lost, no id given twice, every walk exact once the
+//! store has settled, getPet and keyed creates as docs/decisions.md says.
+#![cfg(feature = "edge")]
+
+use std::cell::Cell;
+use std::collections::BTreeSet;
+
+use http::Method;
+use petstore::platform::Platform;
+use petstore::request::{Body, Request};
+use petstore::response::Response;
+use petstore::routes;
+use petstore_testkit::next_of;
+use petstore_testkit::replicated::{Quota, Replicated};
+use serde_json::Value;
+
+const AUTH: &str = "Bearer test-key";
+/// Unix ms of the test clock's 0.
+const START_MS: u64 = 1_800_000_000_000;
+/// What a page waits for: the commit window (1 s) and `replication_ms`.
+const SETTLE_MS: u64 = 1_000 + REPLICATION_MS;
+const REPLICATION_MS: u64 = 1_000;
+
+/// Instances on one replicated store; the store's clock is theirs.
+struct Edge {
+    set: Replicated,
+    replication_ms: u64,
+    random: Cell<u64>,
+}
+
+/// One request's platform: the edge build's variables, the store's clock
+/// (a wait moves it on), random bits of a seeded sequence.
+struct Host<'e>(&'e Edge);
+
+impl Platform for Host<'_> {
+    fn variable(&self, name: &str) -> Result<String, String> {
+        Ok(match name {
+            "api_key" => "test-key".into(),
+            "idempotency_lease_ms" => "10000".into(),
+            "cors_origins" => String::new(),
+            "key_value_backend" => "spin".into(),
+            "catalogue_layout" => "replicated".into(),
+            "replication_ms" => self.0.replication_ms.to_string(),
+            "clock_skew_ms" => "0".into(),
+            _ => return Err(format!("no variable {name}")),
+        })
+    }
+
+    fn now_ms(&self) -> u64 {
+        START_MS + self.0.set.now_ms()
+    }
+
+    fn random(&self) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        for half in out.chunks_mut(8) {
+            let mut x = self.0.random.get();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.0.random.set(x);
+            half.copy_from_slice(&x.to_le_bytes());
+        }
+        out
+    }
+
+    fn sleep_ms(&self, ms: u64) {
+        self.0.set.advance(ms);
+    }
+}
+
+impl Edge {
+    fn new(set: Replicated, replication_ms: u64) -> Edge {
+        Edge {
+            set,
+            replication_ms,
+            random: Cell::new(0x9e37_79b9_7f4a_7c15),
+        }
+    }
+
+    fn request(
+        &self,
+        replica: usize,
+        method: Method,
+        target: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Response {
+        let mut all = vec![
+            ("authorization".to_string(), AUTH.as_bytes().to_vec()),
+            ("content-type".to_string(), b"application/json".to_vec()),
+        ];
+        all.extend(
+            headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec())),
+        );
+        let request = Request::new(
+            method,
+            target,
+            all,
+            Body::Complete(body.as_bytes().to_vec()),
+        );
+        routes::handle(&request, &Host(self), &self.set.serve(replica)).response
+    }
+
+    /// A create through `replica`: its status and, on 201, its id.
+    fn create(&self, replica: usize, status: &str, key: Option<&str>) -> (u16, Option<i64>) {
+        let body = format!(r#"{{"name":"p","categoryId":1,"status":"{status}"}}"#);
+        let headers: Vec<(&str, &str)> = key.map(|k| ("idempotency-key", k)).into_iter().collect();
+        let r = self.request(replica, Method::POST, "/v1/pets", &headers, &body);
+        let id = (r.status.as_u16() == 201).then(|| json(&r)["id"].as_i64().unwrap());
+        (r.status.as_u16(), id)
+    }
+
+    /// A walk through `replica` from `target`, 7 pets a page: the ids in
+    /// walk order.
+    fn walk(&self, replica: usize, target: &str) -> Vec<i64> {
+        let (mut ids, mut target) = (Vec::new(), target.to_string());
+        loop {
+            let r = self.request(replica, Method::GET, &target, &[], "");
+            assert_eq!(
+                r.status.as_u16(),
+                200,
+                "{}",
+                String::from_utf8_lossy(&r.body)
+            );
+            ids.extend(
+                json(&r)
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p["id"].as_i64().unwrap()),
+            );
+            match r.header("link").and_then(next_of) {
+                Some(next) => target = next,
+                None => return ids,
+            }
+        }
+    }
+}
+
+fn json(r: &Response) -> Value {
+    serde_json::from_slice(&r.body).unwrap()
+}
+
+#[test]
+fn a_create_writes_its_pet_and_its_entry_and_its_id_is_exact_in_javascript() {
+    let edge = Edge::new(Replicated::new(1, 0..=0, 1), 0);
+    let (status, id) = edge.create(0, "sold", None);
+    assert_eq!(status, 201);
+    let id = id.unwrap();
+    assert!((1..1i64 << 53).contains(&id), "{id}");
+    assert_eq!(
+        edge.set.peek(0, "ctr:id").unwrap(),
+        b"petstore-replicated 1"
+    );
+    let entry = format!("ixr:{START_MS:013}:{id:016}:sold");
+    let stored = String::from_utf8(edge.set.peek(0, &entry).unwrap()).unwrap();
+    assert_eq!(
+        stored,
+        format!(r#"{{"id":{id},"name":"p","categoryId":1,"status":"sold"}}"#)
+    );
+    // getPet at once on the replica that created it.
+    let r = edge.request(0, Method::GET, &format!("/v1/pets/{id}"), &[], "");
+    assert_eq!(
+        (r.status.as_u16(), json(&r)["id"].as_i64()),
+        (200, Some(id))
+    );
+    // Listed once its time is past the commit window.
+    assert!(edge.walk(0, "/v1/pets").is_empty());
+    edge.set.advance(1_001);
+    assert_eq!(edge.walk(0, "/v1/pets"), vec![id]);
+    assert_eq!(edge.walk(0, "/v1/pets?status=sold"), vec![id]);
+    assert!(edge.walk(0, "/v1/pets?status=available").is_empty());
+}
+
+#[test]
+fn thirty_two_creators_on_three_replicas_lose_nothing_and_every_settled_walk_is_exact() {
+    for (seed, delays) in [(1, 0..=0), (2, 0..=200), (3, 0..=1_000), (4, 200..=1_000)] {
+        let edge = Edge::new(Replicated::new(3, delays.clone(), seed), *delays.end());
+        let mut made = BTreeSet::new();
+        let mut walks: Vec<(usize, Vec<i64>)> = Vec::new();
+        // 32 creators, each a create every 320 ms through a replica of its
+        // own, interleaved 10 ms apart, for 40 rounds; a walk during them.
+        for round in 0..40 {
+            for creator in 0..32usize {
+                let (status, id) = edge.create(
+                    creator % 3,
+                    ["available", "pending", "sold"][creator % 3],
+                    None,
+                );
+                assert_eq!(status, 201, "seed {seed}");
+                assert!(made.insert(id.unwrap()), "id {id:?} given twice");
+                edge.set.advance(10);
+            }
+            if round % 10 == 5 {
+                walks.push((round % 3, edge.walk(round % 3, "/v1/pets")));
+            }
+        }
+        // A walk during the creates shows what had settled: no pet twice,
+        // nothing not created.
+        for (replica, walk) in &walks {
+            let shown: BTreeSet<i64> = walk.iter().copied().collect();
+            assert_eq!(shown.len(), walk.len(), "replica {replica}: a pet twice");
+            assert!(shown.is_subset(&made));
+        }
+        edge.set.settle();
+        edge.set
+            .advance(SETTLE_MS.max(edge.replication_ms + 1_000) + 1);
+        assert!(edge.set.converged());
+        for replica in 0..3 {
+            let walk = edge.walk(replica, "/v1/pets");
+            assert_eq!(
+                walk.iter().copied().collect::<BTreeSet<_>>(),
+                made,
+                "seed {seed}, replica {replica}"
+            );
+            assert_eq!(walk.len(), made.len(), "a pet twice");
+            let by_status: usize = ["available", "pending", "sold"]
+                .iter()
+                .map(|s| edge.walk(replica, &format!("/v1/pets?status={s}")).len())
+                .sum();
+            assert_eq!(by_status, made.len());
+            for id in [made.first().unwrap(), made.last().unwrap()] {
+                let r = edge.request(replica, Method::GET, &format!("/v1/pets/{id}"), &[], "");
+                assert_eq!(r.status.as_u16(), 200);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_follower_polling_with_its_cursor_sees_each_pet_once_while_writes_replicate_late() {
+    let edge = Edge::new(Replicated::new(3, 0..=REPLICATION_MS, 9), REPLICATION_MS);
+    let (mut seen, mut made) = (Vec::new(), BTreeSet::new());
+    let mut target = "/v1/pets?limit=5".to_string();
+    for step in 0..200usize {
+        let (_, id) = edge.create(step % 3, "available", None);
+        made.insert(id.unwrap());
+        edge.set.advance(37);
+        if step % 5 == 0 {
+            // The follower reads through a replica of its own each time.
+            // Pages on while they link on; the empty page that ends the
+            // walk is requested again at the next poll (docs/api.md,
+            // "Keeping a copy in sync").
+            loop {
+                let r = edge.request((step / 5) % 3, Method::GET, &target, &[], "");
+                let ids: Vec<i64> = json(&r)
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p["id"].as_i64().unwrap())
+                    .collect();
+                seen.extend(ids);
+                let Some(next) = r.header("link").and_then(next_of) else {
+                    break;
+                };
+                target = next;
+            }
+        }
+    }
+    edge.set.settle();
+    edge.set.advance(SETTLE_MS + 1);
+    let rest = edge.walk(0, &target);
+    seen.extend(rest);
+    let once: BTreeSet<i64> = seen.iter().copied().collect();
+    assert_eq!(once.len(), seen.len(), "a pet shown twice");
+    assert_eq!(once, made, "every pet, once");
+}
+
+#[test]
+fn getpet_on_another_replica_finds_the_pet_once_it_has_replicated() {
+    let edge = Edge::new(Replicated::new(2, 500..=500, 5), 500);
+    let (_, id) = edge.create(0, "pending", None);
+    let get = |replica| {
+        edge.request(
+            replica,
+            Method::GET,
+            &format!("/v1/pets/{}", id.unwrap()),
+            &[],
+            "",
+        )
+        .status
+        .as_u16()
+    };
+    assert_eq!((get(0), get(1)), (200, 404));
+    edge.set.advance(500);
+    assert_eq!(get(1), 200);
+}
+
+#[test]
+fn a_keyed_retry_replays_within_a_replicas_reach_and_may_create_again_beyond_it() {
+    let edge = Edge::new(Replicated::new(2, 1_000..=1_000, 7), 1_000);
+    let (status, first) = edge.create(0, "sold", Some("key-1"));
+    assert_eq!(status, 201);
+    // The same replica: replayed, nothing written.
+    let writes = edge.set.in_flight();
+    assert_eq!(edge.create(0, "sold", Some("key-1")), (201, first));
+    assert_eq!(edge.set.in_flight(), writes);
+    // Another replica before the record reached it: a second pet (the
+    // promise's stated limit).
+    let (_, second) = edge.create(1, "sold", Some("key-1"));
+    assert_ne!(second, first);
+    // Once both records have replicated, every replica replays one of them,
+    // the same.
+    edge.set.settle();
+    let a = edge.create(0, "sold", Some("key-1"));
+    let b = edge.create(1, "sold", Some("key-1"));
+    assert_eq!(a, b);
+    assert!(a.1 == first || a.1 == second);
+    // A retry after the record replicated, through the other replica.
+    let (_, third) = edge.create(0, "sold", Some("key-2"));
+    edge.set.advance(1_000);
+    assert_eq!(edge.create(1, "sold", Some("key-2")), (201, third));
+}
+
+#[test]
+fn a_create_past_the_write_quota_is_a_503_with_retry_after_and_writes_nothing() {
+    let edge = Edge::new(Replicated::new(1, 0..=0, 3).with_quota(Quota::AKAMAI), 0);
+    // Back to back, within a second or two of the test's clock (only the
+    // retries' waits move it): 50 writes a second hold 24 creates of two
+    // writes (the first also writes the mark), and then refuse.
+    let mut created = BTreeSet::new();
+    let mut refused = 0;
+    for _ in 0..40 {
+        let r = edge.request(
+            0,
+            Method::POST,
+            "/v1/pets",
+            &[],
+            r#"{"name":"p","categoryId":1,"status":"sold"}"#,
+        );
+        match r.status.as_u16() {
+            201 => assert!(created.insert(json(&r)["id"].as_i64().unwrap())),
+            503 => {
+                refused += 1;
+                assert!(r.header("retry-after").is_some());
+                assert_eq!(json(&r)["code"], "store_unavailable");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    assert!(
+        refused > 0 && created.len() >= 24,
+        "{} created, {refused} refused",
+        created.len()
+    );
+    // A refused create wrote nothing: every pet and every entry is one
+    // acknowledged.
+    edge.set.advance(SETTLE_MS + 2_000);
+    let keys = petstore::store::KvStore::list_keys(&edge.set.serve(0)).unwrap();
+    let pets = keys.iter().filter(|k| k.starts_with("pet:")).count();
+    let entries = keys.iter().filter(|k| k.starts_with("ixr:")).count();
+    assert_eq!((pets, entries), (created.len(), created.len()));
+    let listed: BTreeSet<i64> = edge.walk(0, "/v1/pets?limit=100").into_iter().collect();
+    assert_eq!(listed, created);
+}
+
+#[test]
+fn a_store_another_layout_wrote_is_refused_never_misread() {
+    let edge = Edge::new(Replicated::new(1, 0..=0, 3), 0);
+    petstore::store::KvStore::set(&edge.set.serve(0), "ctr:id", &7i64.to_le_bytes()).unwrap();
+    let health = edge.request(0, Method::GET, "/v1/health", &[], "");
+    assert_eq!(health.status.as_u16(), 503);
+    assert_eq!(json(&health)["code"], "misconfigured");
+    assert_eq!(edge.create(0, "sold", None).0, 503);
+    assert_eq!(
+        edge.request(0, Method::GET, "/v1/pets", &[], "")
+            .status
+            .as_u16(),
+        503
+    );
+}
+
+#[test]
+fn a_ten_second_replication_delay_still_loses_nothing() {
+    let edge = Edge::new(Replicated::new(3, 0..=10_000, 11), 10_000);
+    let mut made = BTreeSet::new();
+    for n in 0..300usize {
+        let (status, id) = edge.create(n % 3, "available", None);
+        assert_eq!(status, 201);
+        assert!(made.insert(id.unwrap()));
+        edge.set.advance(20);
+    }
+    // Before it settles, a walk shows only pets older than the horizon.
+    let early: BTreeSet<i64> = edge.walk(1, "/v1/pets").into_iter().collect();
+    assert!(early.is_empty(), "6 s of creates, 11 s horizon");
+    edge.set.settle();
+    edge.set.advance(11_001);
+    for replica in 0..3 {
+        assert_eq!(
+            edge.walk(replica, "/v1/pets")
+                .into_iter()
+                .collect::<BTreeSet<_>>(),
+            made
+        );
+    }
+}
+
+#[test]
+fn another_layouts_cursor_ends_the_walk_and_a_malformed_one_is_a_400() {
+    let edge = Edge::new(Replicated::new(1, 0..=0, 3), 0);
+    edge.create(0, "sold", None);
+    edge.set.advance(1_001);
+    let lanes = format!("l{}", ["0"; 32].join("-"));
+    for cursor in ["c5", "c2u1_0", lanes.as_str()] {
+        let r = edge.request(
+            0,
+            Method::GET,
+            &format!("/v1/pets?cursor={cursor}"),
+            &[],
+            "",
+        );
+        assert_eq!(
+            (r.status.as_u16(), r.body.as_slice(), r.header("link")),
+            (200, &b"[]"[..], None),
+            "{cursor}"
+        );
+    }
+    let r = edge.request(0, Method::GET, "/v1/pets?cursor=r12x", &[], "");
+    assert_eq!(
+        (r.status.as_u16(), json(&r)["code"].as_str()),
+        (400, Some("invalid_parameter"))
+    );
+}
