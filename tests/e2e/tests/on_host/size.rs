@@ -7,14 +7,14 @@ use petstore_e2e::workspace;
 /// The API module's budget (issue 35: back under 1.2.0 + 2%).
 const BUDGET: u64 = 440_000;
 
-/// The figure `BENCHMARKS.md` gives the API module now: the number before
-/// ` B now` in its row of the "Sizes" table.
-fn stated() -> u64 {
+/// The figure `BENCHMARKS.md` gives a module now: the number before
+/// ` B now` in its row (`| <name> |`) of the "Sizes" table.
+fn stated(name: &str) -> u64 {
     let text = std::fs::read_to_string(workspace().join("BENCHMARKS.md")).unwrap();
     let row = text
         .lines()
-        .find(|l| l.starts_with("| petstore (the API) |"))
-        .expect("BENCHMARKS.md's Sizes table has the API's row");
+        .find(|l| l.starts_with(&format!("| {name} |")))
+        .unwrap_or_else(|| panic!("BENCHMARKS.md's Sizes table has a row for {name}"));
     let before = row.split(" B now").next().unwrap();
     let figure: String = before
         .rsplit(|c: char| !(c.is_ascii_digit() || c == ','))
@@ -30,9 +30,27 @@ fn stated() -> u64 {
 fn the_api_module_is_within_its_budget_and_as_benchmarks_md_says() {
     crate::support::loaded();
     let path = workspace().join("target/wasm32-wasip1/release/petstore.wasm");
-    let size = std::fs::metadata(&path).unwrap().len();
-    assert!(size <= BUDGET, "the module is {size} B, over {BUDGET} B");
-    let stated = stated();
+    within_budget_and_stated(&path, "petstore (the API)");
+}
+
+/// The edge build (`scripts/build-edge`, no atomics): the same budget, its
+/// own row.
+#[test]
+fn the_edge_module_is_within_the_budget_and_as_benchmarks_md_says() {
+    let root = workspace();
+    let status = std::process::Command::new(root.join("scripts/build-edge"))
+        .current_dir(&root)
+        .status()
+        .expect("scripts/build-edge runs");
+    assert!(status.success(), "scripts/build-edge failed");
+    let path = root.join("target/wasm32-wasip1/release/petstore_edge.wasm");
+    within_budget_and_stated(&path, "petstore-edge (the edge build)");
+}
+
+fn within_budget_and_stated(path: &std::path::Path, name: &str) {
+    let size = std::fs::metadata(path).unwrap().len();
+    assert!(size <= BUDGET, "{name}: the module is {size} B, over {BUDGET} B");
+    let stated = stated(name);
     let drift = size.abs_diff(stated) as f64 / size as f64;
     assert!(
         drift <= 0.01,
