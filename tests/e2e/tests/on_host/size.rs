@@ -49,7 +49,10 @@ fn the_edge_module_is_within_the_budget_and_as_benchmarks_md_says() {
 
 fn within_budget_and_stated(path: &std::path::Path, name: &str) {
     let size = std::fs::metadata(path).unwrap().len();
-    assert!(size <= BUDGET, "{name}: the module is {size} B, over {BUDGET} B");
+    assert!(
+        size <= BUDGET,
+        "{name}: the module is {size} B, over {BUDGET} B"
+    );
     let stated = stated(name);
     let drift = size.abs_diff(stated) as f64 / size as f64;
     assert!(
