@@ -14,6 +14,7 @@ use petstore::platform::Platform;
 use petstore::request::{Body, Request};
 use petstore::response::Response;
 use petstore::routes;
+use petstore::store::{KvStore, StoreError, SwapReport};
 use petstore_testkit::next_of;
 use petstore_testkit::replicated::{Quota, Replicated};
 use serde_json::Value;
@@ -140,6 +141,14 @@ impl Edge {
                 None => return ids,
             }
         }
+    }
+}
+
+impl Edge {
+    /// The id of the first pet a walk shows.
+    fn walk_first(&self, replica: usize) -> i64 {
+        let r = self.request(replica, Method::GET, "/v1/pets?limit=1", &[], "");
+        json(&r)[0]["id"].as_i64().unwrap()
     }
 }
 
@@ -352,7 +361,7 @@ fn a_create_past_the_write_quota_is_a_503_with_retry_after_and_writes_nothing() 
     // A refused create wrote nothing: every pet and every entry is one
     // acknowledged.
     edge.set.advance(SETTLE_MS + 2_000);
-    let keys = petstore::store::KvStore::list_keys(&edge.set.serve(0)).unwrap();
+    let keys = KvStore::list_keys(&edge.set.serve(0)).unwrap();
     let pets = keys.iter().filter(|k| k.starts_with("pet:")).count();
     let entries = keys.iter().filter(|k| k.starts_with("ixr:")).count();
     assert_eq!((pets, entries), (created.len(), created.len()));
@@ -363,7 +372,7 @@ fn a_create_past_the_write_quota_is_a_503_with_retry_after_and_writes_nothing() 
 #[test]
 fn a_store_another_layout_wrote_is_refused_never_misread() {
     let edge = Edge::new(Replicated::new(1, 0..=0, 3), 0);
-    petstore::store::KvStore::set(&edge.set.serve(0), "ctr:id", &7i64.to_le_bytes()).unwrap();
+    KvStore::set(&edge.set.serve(0), "ctr:id", &7i64.to_le_bytes()).unwrap();
     let health = edge.request(0, Method::GET, "/v1/health", &[], "");
     assert_eq!(health.status.as_u16(), 503);
     assert_eq!(json(&health)["code"], "misconfigured");
@@ -425,5 +434,179 @@ fn another_layouts_cursor_ends_the_walk_and_a_malformed_one_is_a_400() {
     assert_eq!(
         (r.status.as_u16(), json(&r)["code"].as_str()),
         (400, Some("invalid_parameter"))
+    );
+}
+
+/// A store that counts what a request asks of the one it wraps: calls,
+/// keys written, and the keys `list-keys` answered with and their bytes.
+struct Counting<S> {
+    inner: S,
+    calls: Cell<u64>,
+    writes: Cell<u64>,
+    listed: Cell<(u64, u64)>,
+}
+
+impl<S: KvStore> KvStore for Counting<S> {
+    type Cas = S::Cas;
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.calls.set(self.calls.get() + 1);
+        self.inner.get(key)
+    }
+    fn get_many(&self, keys: &[String]) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        self.calls.set(self.calls.get() + 1);
+        self.inner.get_many(keys)
+    }
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.calls.set(self.calls.get() + 1);
+        self.writes.set(self.writes.get() + 1);
+        self.inner.set(key, value)
+    }
+    fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
+        self.calls.set(self.calls.get() + 1);
+        self.writes.set(self.writes.get() + pairs.len() as u64);
+        self.inner.set_many(pairs)
+    }
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
+        self.inner.increment(key, delta)
+    }
+    fn cas_begin(&self, key: &str) -> Result<(Self::Cas, Option<Vec<u8>>), StoreError> {
+        self.inner.cas_begin(key)
+    }
+    fn cas_swap(&self, cas: Self::Cas, value: &[u8]) -> Result<SwapReport, StoreError> {
+        self.inner.cas_swap(cas, value)
+    }
+    fn list_keys(&self) -> Result<Vec<String>, StoreError> {
+        self.calls.set(self.calls.get() + 1);
+        let keys = self.inner.list_keys()?;
+        let bytes = keys.iter().map(|k| k.len() as u64).sum();
+        self.listed.set((keys.len() as u64, bytes));
+        Ok(keys)
+    }
+}
+
+impl Edge {
+    /// A request, and what it asked of the store: one row of the cost table.
+    fn counted(
+        &self,
+        method: Method,
+        target: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String) {
+        let store = Counting {
+            inner: self.set.serve(0),
+            calls: Cell::new(0),
+            writes: Cell::new(0),
+            listed: Cell::new((0, 0)),
+        };
+        let mut all = vec![
+            ("authorization".to_string(), AUTH.as_bytes().to_vec()),
+            ("content-type".to_string(), b"application/json".to_vec()),
+        ];
+        all.extend(
+            headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec())),
+        );
+        let request = Request::new(
+            method,
+            target,
+            all,
+            Body::Complete(body.as_bytes().to_vec()),
+        );
+        let status = routes::handle(&request, &Host(self), &store)
+            .response
+            .status
+            .as_u16();
+        let (keys, bytes) = store.listed.get();
+        let listed = match keys {
+            0 => "none".to_string(),
+            _ => format!(
+                "{} keys, {} KB",
+                thousands(keys),
+                thousands(bytes.div_ceil(1000))
+            ),
+        };
+        let calls = store.calls.get();
+        (
+            status,
+            format!("{calls} | {calls} | {} | {listed}", store.writes.get()),
+        )
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// BENCHMARKS.md's table of the edge build's costs ("The edge build"),
+/// row for row: what each operation asks of the store at 1,000, 10,000 and
+/// 100,000 pets (one in three of a status), counted here.
+#[test]
+fn the_edge_builds_cost_table_in_benchmarks_md_is_what_it_does() {
+    let body = r#"{"name":"Rex","categoryId":7,"status":"sold"}"#;
+    let mut rows = Vec::new();
+    for n in [1_000u64, 10_000, 100_000] {
+        let edge = Edge::new(Replicated::new(1, 0..=0, 5), 0);
+        for i in 0..n {
+            let status = ["available", "pending", "sold"][i as usize % 3];
+            let (code, _) = edge.create(0, status, None);
+            assert_eq!(code, 201);
+            if i % 10 == 0 {
+                edge.set.advance(1);
+            }
+        }
+        edge.set.advance(1_001);
+        let some = edge.walk_first(0);
+        let mut row = |what: &str, (status, cost): (u16, String)| {
+            assert!((200..300).contains(&status), "{what}: {status}");
+            rows.push(format!("| {} | {what} | {cost} |", thousands(n)));
+        };
+        row(
+            "createPet",
+            edge.counted(Method::POST, "/v1/pets", &[], body),
+        );
+        row(
+            "keyed createPet",
+            edge.counted(Method::POST, "/v1/pets", &[("idempotency-key", "k")], body),
+        );
+        row(
+            "getPet",
+            edge.counted(Method::GET, &format!("/v1/pets/{some}"), &[], ""),
+        );
+        row("page of 20", edge.counted(Method::GET, "/v1/pets", &[], ""));
+        row(
+            "page of 100",
+            edge.counted(Method::GET, "/v1/pets?limit=100", &[], ""),
+        );
+        row(
+            "status page of 100",
+            edge.counted(Method::GET, "/v1/pets?limit=100&status=sold", &[], ""),
+        );
+    }
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/BENCHMARKS.md")).unwrap();
+    let table: Vec<&str> = doc
+        .split("<!-- edge-costs: begin -->")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- edge-costs: end -->").next())
+        .expect("BENCHMARKS.md has the edge build's cost table")
+        .lines()
+        .filter(|l| l.starts_with("| 1"))
+        .collect();
+    assert_eq!(
+        table,
+        rows,
+        "BENCHMARKS.md's edge-costs table, as counted:\n{}",
+        rows.join("\n")
     );
 }
