@@ -610,3 +610,42 @@ fn the_edge_builds_cost_table_in_benchmarks_md_is_what_it_does() {
         rows.join("\n")
     );
 }
+
+/// `replication_ms` and `clock_skew_ms`: 0 to one hour each, an unusable
+/// one a misconfiguration naming it (health says so).
+#[test]
+fn the_stores_delays_are_read_from_their_variables_and_checked() {
+    struct Delays(&'static str, &'static str);
+    impl Platform for Delays {
+        fn variable(&self, name: &str) -> Result<String, String> {
+            match name {
+                "replication_ms" => Ok(self.0.into()),
+                "clock_skew_ms" => Ok(self.1.into()),
+                _ => Err(format!("no variable {name}")),
+            }
+        }
+        fn now_ms(&self) -> u64 {
+            0
+        }
+        fn random(&self) -> [u8; 16] {
+            [0; 16]
+        }
+        fn sleep_ms(&self, _: u64) {}
+    }
+    use petstore::config::Config;
+    assert_eq!(Config::new(&Delays("0", "0")).settle_ms(), Ok(0));
+    assert_eq!(
+        Config::new(&Delays(" 10000", "3600000")).settle_ms(),
+        Ok(3_610_000)
+    );
+    for (replication, skew, named) in [
+        ("soon", "0", "replication_ms"),
+        ("0", "3600001", "clock_skew_ms"),
+        ("-1", "0", "replication_ms"),
+    ] {
+        let wrong = Config::new(&Delays(replication, skew))
+            .settle_ms()
+            .unwrap_err();
+        assert_eq!(wrong.variable, named);
+    }
+}
