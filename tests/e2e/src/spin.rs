@@ -77,6 +77,18 @@ pub struct Launch {
     insecure: bool,
 }
 
+/// Builds the edge build's module (`scripts/build-edge`:
+/// `petstore_edge.wasm`, no atomics), once per test process.
+pub fn build_edge() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let status = Command::new(workspace().join("scripts/build-edge"))
+            .status()
+            .expect("run scripts/build-edge");
+        assert!(status.success(), "scripts/build-edge failed");
+    });
+}
+
 impl Launch {
     /// The project's `spin.toml` with the suites' keys (`e2e-key` and a
     /// rotated one), on the store whose state directory and runtime config

@@ -10,6 +10,7 @@ mod concurrency;
 mod contract;
 mod dynamo;
 mod edge;
+mod edge_build;
 mod history;
 mod idempotency;
 mod instances;

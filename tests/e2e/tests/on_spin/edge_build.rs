@@ -1,0 +1,139 @@
+//! The edge build (`spin-edge.toml`: the replicated layout, no atomics) on
+//! real `spin up`, two instances on one store, SQLite and DynamoDB Local,
+//! with no replication (`replication_ms` and `clock_skew_ms` 0): the
+//! contract as docs/decisions.md ("The replicated layout") states it for
+//! this layout. What differs from the default build's suites, and why: ids
+//! are random, not 1, 2, 3; lists are by creation time, not by id; a pet is
+//! listed once its creation is 1 s old (the create's commit window), not at
+//! once. The rest is the same: errors, auth, getPet at once, keyed replays,
+//! walks that show every pet once, what is stored.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use petstore_e2e::client::{distinct_ids, fan_out, pet_body};
+use petstore_e2e::spin::{build_edge, SpinUp};
+use petstore_e2e::stores::{Backend, Store};
+use petstore_e2e::workspace;
+
+/// A pet is listed once this much older than its create (the commit
+/// window, 1 s, with no replication and no skew), and a little more.
+const SETTLE: Duration = Duration::from_millis(1_300);
+
+fn edge(store: &Store) -> SpinUp {
+    build_edge();
+    store
+        .launch_release(&workspace().join("spin-edge.toml"))
+        .variable("replication_ms", "0")
+        .variable("clock_skew_ms", "0")
+        .start()
+}
+
+#[test]
+fn the_edge_build_serves_the_contract_through_two_instances_on_one_store() {
+    for backend in [Backend::Sqlite, Backend::Dynamo] {
+        let store = Store::new(backend);
+        let (a, b) = (edge(&store), edge(&store));
+        let health = a.api.get("/v1/health");
+        assert_eq!(
+            health.json(),
+            serde_json::json!({"status":"ok","layout":"replicated"}),
+            "{backend:?}"
+        );
+        // Creates through both: random ids within 2^53, each answered as sent.
+        let r = a
+            .api
+            .post(r#"{"name":"Rex","categoryId":7,"status":"sold","id":42}"#);
+        let rex = r.created_id();
+        assert!((1..1i64 << 53).contains(&rex) && rex != 42, "{rex}");
+        assert_eq!(
+            r.json(),
+            serde_json::json!({"id":rex,"name":"Rex","categoryId":7,"status":"sold"})
+        );
+        assert_eq!(
+            r.header("location"),
+            Some(format!("/v1/pets/{rex}").as_str())
+        );
+        let tom = b.api.post(r#"{"name":"Tom","categoryId":1}"#);
+        assert_eq!(tom.json()["status"], "available", "default status");
+        // getPet at once, through either instance.
+        for s in [&a.api, &b.api] {
+            let g = s.get(&format!("/v1/pets/{rex}"));
+            assert_eq!((g.status, g.body.as_str()), (200, r.body.as_str()));
+        }
+        // Listed once a second old, in creation order, by status too.
+        std::thread::sleep(SETTLE);
+        let tom = tom.created_id();
+        assert_eq!(a.api.get("/v1/pets").ids(), vec![rex, tom]);
+        assert_eq!(b.api.get("/v1/pets?status=available").ids(), vec![tom]);
+        assert_eq!(b.api.get("/v1/pets?status=pending").body, "[]");
+        // What is stored: the pet and its entry, and the store's mark.
+        let direct = store.direct();
+        let stored = direct.peek(&format!("pet:{rex}")).expect("pet stored");
+        assert!(stored.ends_with(r.body.as_bytes()));
+        assert_eq!(
+            direct.peek("ctr:id").as_deref(),
+            Some(&b"petstore-replicated 1"[..])
+        );
+        // Errors store nothing.
+        let before = direct.list_keys().unwrap().len();
+        a.api
+            .post(r#"{"name":"","categoryId":1}"#)
+            .assert_error(400, "invalid_body");
+        a.api
+            .get("/v1/pets?limit=0")
+            .assert_error(400, "invalid_parameter");
+        a.api
+            .get("/v1/pets?cursor=zz")
+            .assert_error(400, "invalid_parameter");
+        a.api.get("/v1/pets/0").assert_error(404, "not_found");
+        let unauthorized = a.api.send("GET", "/v1/pets", None, &[], None);
+        unauthorized.assert_error(401, "unauthorized");
+        assert_eq!(direct.list_keys().unwrap().len(), before, "{backend:?}");
+        // A keyed create, retried through the other instance: one pet.
+        let first = a.api.post_keyed("edge-key", &pet_body("Kit", "pending"));
+        let again = b.api.post_keyed("edge-key", &pet_body("Kit", "pending"));
+        assert_eq!((first.status, again.status), (201, 201));
+        assert_eq!(again.header("idempotent-replayed"), Some("true"));
+        assert_eq!(again.body, first.body);
+    }
+}
+
+#[test]
+fn concurrent_creates_through_two_instances_are_each_listed_once() {
+    for backend in [Backend::Sqlite, Backend::Dynamo] {
+        let store = Store::new(backend);
+        let (a, b) = (edge(&store), edge(&store));
+        let apis = [a.api.clone(), b.api.clone()];
+        let ids = fan_out(16, 160, move |i| {
+            apis[i % 2].create(&format!("p{i}"), ["available", "pending", "sold"][i % 3])
+        });
+        let made = distinct_ids(ids);
+        std::thread::sleep(SETTLE);
+        for s in [&a.api, &b.api] {
+            let walk = s.walk("/v1/pets?limit=7");
+            assert_eq!(walk.len(), made.len(), "{backend:?}: a pet twice");
+            assert_eq!(walk.iter().copied().collect::<BTreeSet<_>>(), made);
+            let by_status: usize = ["available", "pending", "sold"]
+                .iter()
+                .map(|st| s.walk(&format!("/v1/pets?limit=9&status={st}")).len())
+                .sum();
+            assert_eq!(by_status, made.len());
+        }
+    }
+}
+
+#[test]
+fn the_default_build_refuses_a_store_the_edge_build_wrote() {
+    let store = Store::new(Backend::Sqlite);
+    let spin = edge(&store);
+    spin.api.create("a", "sold");
+    drop(spin);
+    let default = store.start();
+    let health = default.api.get("/v1/health");
+    assert_eq!(health.status, 503);
+    assert_eq!(
+        store.direct().peek("ctr:id").as_deref(),
+        Some(&b"petstore-replicated 1"[..])
+    );
+}
