@@ -321,6 +321,19 @@ fn a_keyed_retry_replays_within_a_replicas_reach_and_may_create_again_beyond_it(
     let b = edge.create(1, "sold", Some("key-1"));
     assert_eq!(a, b);
     assert!(a.1 == first || a.1 == second);
+    // The key under another pet: refused, as on every layout.
+    let body = r#"{"name":"q","categoryId":1,"status":"sold"}"#;
+    let r = edge.request(
+        0,
+        Method::POST,
+        "/v1/pets",
+        &[("idempotency-key", "key-1")],
+        body,
+    );
+    assert_eq!(
+        (r.status.as_u16(), json(&r)["code"].as_str()),
+        (422, Some("idempotency_key_reused"))
+    );
     // A retry after the record replicated, through the other replica.
     let (_, third) = edge.create(0, "sold", Some("key-2"));
     edge.set.advance(1_000);

@@ -67,7 +67,13 @@ fn write<S: KvStore>(
             let (id, body) = decode_record(bytes).ok_or_else(|| {
                 ApiError::Internal(format!("the record {} is unreadable", keys[2]))
             })?;
-            return Ok((new.into_pet(id), Some((id, body))));
+            // The key is bound to the pet of its first request: another
+            // pet under it is refused, as on every layout.
+            let pet = new.into_pet(id);
+            if encode_pet(&pet)? != body {
+                return Err(ApiError::IdempotencyKeyReused);
+            }
+            return Ok((pet, Some((id, body))));
         }
         check_mark(value(ID_COUNTER).map(Vec::as_slice))?;
         if value(&key).is_some() {
