@@ -13,6 +13,7 @@ const COUNTER: Promise = Promise {
     ids: IdOrder::Above,
     corrupt: false,
     faults: false,
+    settles: false,
 };
 
 pub const COUNTERS_SQLITE: Layout = Layout {
@@ -45,6 +46,7 @@ pub const LANES_32: Layout = Layout {
         ids: IdOrder::Within(127),
         corrupt: false,
         faults: false,
+        settles: false,
     },
 };
 /// A store 1.3.0 claimed: 16 lanes.
@@ -54,6 +56,7 @@ pub const LANES_16: Layout = Layout {
         ids: IdOrder::Within(63),
         corrupt: false,
         faults: false,
+        settles: false,
     },
     ..LANES_32
 };
@@ -63,6 +66,7 @@ pub const MOVING: Layout = Layout {
     ..LANES_32
 };
 
+#[cfg(not(feature = "edge"))]
 pub const LAYOUTS: [Layout; 6] = [
     COUNTERS_SQLITE,
     COUNTERS_REDIS,
@@ -71,6 +75,25 @@ pub const LAYOUTS: [Layout; 6] = [
     LANES_16,
     MOVING,
 ];
+
+/// The edge build's one layout (`--features edge`), on one SQLite store:
+/// ids at random, lists of what has settled (docs/decisions.md, "The
+/// replicated layout").
+pub const REPLICATED: Layout = Layout {
+    name: "replicated (edge build)",
+    backend: Backend::Sqlite,
+    declared: "spin",
+    layout: "replicated",
+    promise: Promise {
+        ids: IdOrder::Random,
+        corrupt: false,
+        faults: false,
+        settles: true,
+    },
+};
+
+#[cfg(feature = "edge")]
+pub const LAYOUTS: [Layout; 1] = [REPLICATED];
 
 const STATUSES: [&str; 3] = ["available", "pending", "sold"];
 
@@ -167,6 +190,8 @@ pub fn states(layout: &Layout) -> Vec<State> {
         .into_iter()
         .filter(|s| !matches!(s, State::Round | State::Ahead) || layout.layout == "lanes")
         .filter(|s| *s != State::Empty || *layout != MOVING)
+        // No index pieces to damage.
+        .filter(|s| *s != State::Corrupt || *layout != REPLICATED)
         .collect()
 }
 
@@ -213,6 +238,7 @@ pub fn world(layout: Layout, state: State) -> World {
     for i in 0..pets {
         world.create_named(next(), &format!("p{i}"), STATUSES[i % 3]);
     }
+    world.settle();
     if matches!(state, State::Warm | State::Stale | State::Corrupt) {
         for status in [None, Some("available"), Some("pending"), Some("sold")] {
             let walk = world.begin_walk(status, 10);
@@ -223,6 +249,7 @@ pub fn world(layout: Layout, state: State) -> World {
         for i in 3..6 {
             world.create_named(next(), &format!("p{i}"), STATUSES[i % 3]);
         }
+        world.settle();
     }
     if state == State::Corrupt {
         for key in world.shared.data().keys() {
@@ -352,6 +379,7 @@ pub fn finish(world: &World) {
             }
         }
     }
+    world.settle();
     let walks = world.walks.lock().unwrap().len() as u64;
     for walk in 0..walks {
         world.walk_to_end(next(), walk, 40);

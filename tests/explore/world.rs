@@ -23,6 +23,9 @@ pub const MAX_WAITS: u64 = 16;
 /// The lease of keyed creates in the explorer (ms), and the clock's start.
 pub const LEASE_MS: u64 = 10_000;
 pub const START_MS: u64 = 1_800_000_000_000;
+/// How far [`World::settle`] moves the clock: past the replicated layout's
+/// commit window (1 s), with `replication_ms` and `clock_skew_ms` 0.
+pub const SETTLE_MS: u64 = 1_001;
 const KEY: &str = "explore-key";
 
 /// A layout on a backend, as its instances are configured.
@@ -105,6 +108,25 @@ impl World {
         self.clock_ms.fetch_add(ms, Ordering::SeqCst);
     }
 
+    /// On the replicated layout (the edge build), moves the clock past the
+    /// horizon (its create's 1 s commit window: no replication here), so
+    /// that every pet committed so far is listable, and says so in the
+    /// history; elsewhere nothing.
+    pub fn settle(&self) {
+        if !self.layout.promise.settles {
+            return;
+        }
+        self.advance_ms(SETTLE_MS);
+        let at = self.shared.tick();
+        self.history.lock().unwrap().push(Event {
+            client: usize::MAX,
+            start: at,
+            end: at,
+            call: Call::Settle,
+            answer: Answer::Lost,
+        });
+    }
+
     /// Sends one request as request number `request`, through an instance
     /// configured for `layout`; records and returns its event.
     pub fn send(
@@ -120,6 +142,9 @@ impl World {
             ("cors_origins", String::new()),
             ("key_value_backend", self.layout.declared.to_string()),
             ("catalogue_layout", layout.to_string()),
+            // The edge build's store: one, no replication, no skew.
+            ("replication_ms", "0".to_string()),
+            ("clock_skew_ms", "0".to_string()),
         ];
         let seed = (request as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
         let platform = ExplorePlatform::new(variables, self.clock_ms.clone(), seed);

@@ -345,6 +345,7 @@ pub fn on_spin(backend: Backend, mix: Mix, one_way_ms: u64, name: &str) -> Judge
         },
         corrupt: false,
         faults: false,
+        settles: false,
     };
     let path = format!("target/histories/{name}.jsonl");
     let file = crate::workspace().join(&path);

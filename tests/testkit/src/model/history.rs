@@ -42,6 +42,9 @@ pub enum Call {
         first: bool,
     },
     Health,
+    /// Not a request: the clock moved past the replicated layout's horizon
+    /// (every pet committed before is now listable).
+    Settle,
 }
 
 /// What came back.
@@ -126,6 +129,7 @@ impl std::fmt::Display for Event {
                 if *first { ", first" } else { "" }
             )?,
             Call::Health => write!(f, "health")?,
+            Call::Settle => write!(f, "the clock passes the horizon")?,
         }
         let ids =
             |pets: &[Value]| -> Vec<i64> { pets.iter().filter_map(|p| p["id"].as_i64()).collect() };

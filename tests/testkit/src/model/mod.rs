@@ -24,6 +24,8 @@ pub enum IdOrder {
     Above,
     /// Lanes: at most this far below the highest of them (127; 63 with 16).
     Within(i64),
+    /// The replicated layout (the edge build): drawn at random, no order.
+    Random,
 }
 
 /// What a run may expect of the service it ran against.
@@ -35,6 +37,11 @@ pub struct Promise {
     /// The store may fail (faults injected, a network cut): a 503
     /// `store_unavailable` is an answer; without, it is a bug.
     pub faults: bool,
+    /// The replicated layout (the edge build): lists show a pet only once it
+    /// settled (a `settle` event after its commit: the clock moved past
+    /// the horizon), in creation order, not by id; a keyed create promises
+    /// one pet only to retries sent after an attempt was acknowledged.
+    pub settles: bool,
 }
 
 /// An answer the promises do not allow.
@@ -181,7 +188,8 @@ impl<'h> Model<'h> {
                 Call::Create { key, .. } => key.is_some(),
                 _ => false,
             });
-            if ids.len() > 1 {
+            let relaxed = keyed && self.promise.settles && !self.one_at_a_time(&creates);
+            if ids.len() > 1 && !relaxed {
                 let rule = match keyed {
                     true => Rule::KeyedCreateExactlyOnce,
                     false => Rule::IdsNeverReusedOrDuplicated,
@@ -195,7 +203,7 @@ impl<'h> Model<'h> {
                     _ => None,
                 })
                 .collect();
-            if created.len() > 1 {
+            if created.len() > 1 && !relaxed {
                 self.violation(
                     Rule::KeyedCreateExactlyOnce,
                     format!("the creates of {name} answered different pets: {created:?}"),
@@ -231,6 +239,7 @@ impl<'h> Model<'h> {
         let (ok, rule) = match self.promise.ids {
             IdOrder::Above => (id > highest, Rule::IdAboveEveryAcknowledged),
             IdOrder::Within(below) => (id >= highest - below, Rule::IdAtMost127Below),
+            IdOrder::Random => return,
         };
         if !ok {
             self.violation(
@@ -238,6 +247,31 @@ impl<'h> Model<'h> {
                 format!("{name} got id {id}; id {highest} was committed before it was sent"),
             );
         }
+    }
+
+    /// Whether no two of `creates` ran at the same time: without atomics
+    /// (the replicated layout) a keyed create is exactly once only then.
+    fn one_at_a_time(&self, creates: &[usize]) -> bool {
+        creates.iter().all(|a| {
+            creates.iter().all(|b| {
+                let (ea, eb) = (&self.events[*a], &self.events[*b]);
+                a == b || ea.end < eb.start || eb.end < ea.start
+            })
+        })
+    }
+
+    /// When a pet committed at `committed` may first be listed: at once,
+    /// or (the replicated layout) at the first `settle` after it; `None`:
+    /// not within this history.
+    fn listable(&self, committed: u64) -> Option<u64> {
+        if !self.promise.settles {
+            return Some(committed);
+        }
+        self.events
+            .iter()
+            .filter(|e| e.call == Call::Settle && e.start > committed)
+            .map(|e| e.start)
+            .min()
     }
 
     /// A getPet sent once its pet was committed found it.
@@ -291,7 +325,7 @@ impl<'h> Model<'h> {
                 continue;
             };
             let ids: Vec<i64> = pets.iter().filter_map(|p| p["id"].as_i64()).collect();
-            if ids.windows(2).any(|w| w[0] >= w[1]) {
+            if !self.promise.settles && ids.windows(2).any(|w| w[0] >= w[1]) {
                 self.violation(
                     Rule::AscendingWithinEveryPage,
                     format!("walk {walk}, page {n}: {ids:?}"),
@@ -335,7 +369,10 @@ impl<'h> Model<'h> {
             .iter()
             .flat_map(|at| self.events[*at].answer.pets())
             .filter_map(|p| p["id"].as_i64())
-            .filter(|id| self.pets.get(id).is_some_and(|s| s.committed < requested))
+            .filter(|id| {
+                let listable = self.pets.get(id).and_then(|s| self.listable(s.committed));
+                listable.is_some_and(|at| at < requested)
+            })
             .collect();
         if !later.is_empty() {
             self.violation(
@@ -359,10 +396,11 @@ impl<'h> Model<'h> {
         let missed: Vec<(i64, u64)> = self
             .pets
             .iter()
-            .filter(|(_, s)| s.committed < sent)
-            .filter(|(_, s)| status.is_none_or(|st| s.pet["status"] == st))
-            .filter(|(id, _)| !listed.iter().any(|(seen, _)| seen == *id))
-            .map(|(id, s)| (*id, s.committed))
+            .filter_map(|(id, s)| Some((id, s, self.listable(s.committed)?)))
+            .filter(|(_, _, listable)| *listable < sent)
+            .filter(|(_, s, _)| status.is_none_or(|st| s.pet["status"] == st))
+            .filter(|(id, _, _)| !listed.iter().any(|(seen, _)| seen == *id))
+            .map(|(id, _, listable)| (*id, listable))
             .collect();
         for (id, committed) in missed {
             let rule = match committed < began {
@@ -476,6 +514,7 @@ fn health_rank(body: &Value) -> (u8, u8) {
     let layout = match body["layout"].as_str() {
         Some("counters") => 1,
         Some("lanes") => 2,
+        Some("replicated") => 3,
         _ => 0,
     };
     let moving = match body["move"]["state"].as_str() {

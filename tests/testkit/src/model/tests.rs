@@ -9,11 +9,13 @@ const COUNTER: Promise = Promise {
     ids: IdOrder::Above,
     corrupt: false,
     faults: true,
+    settles: false,
 };
 const LANES: Promise = Promise {
     ids: IdOrder::Within(127),
     corrupt: false,
     faults: true,
+    settles: false,
 };
 
 fn event(start: u64, end: u64, call: Call, answer: Answer) -> Event {
@@ -304,4 +306,84 @@ fn every_rule_is_a_sentence_of_decisions_md() {
             rule.sentence()
         );
     }
+}
+
+const REPLICATED: Promise = Promise {
+    ids: IdOrder::Random,
+    corrupt: false,
+    faults: true,
+    settles: true,
+};
+
+fn settle(at: u64) -> Event {
+    event(at, at, Call::Settle, Answer::Lost)
+}
+
+fn keyed(start: u64, end: u64, id: i64) -> Event {
+    event(
+        start,
+        end,
+        Call::Create {
+            body: body("k", "sold"),
+            key: Some("k-1".into()),
+        },
+        Answer::Created {
+            pet: pet(id, "k", "sold"),
+            replayed: false,
+        },
+    )
+}
+
+#[test]
+fn the_replicated_layout_lists_a_pet_once_it_settled_in_any_id_order() {
+    // Ids at random, pages not by id: no rule of order.
+    let unsettled = vec![
+        create(0, 1, 9_000_000, "a"),
+        create(2, 3, 5, "b"),
+        page(0, 4, 5, 10, vec![], false),
+    ];
+    assert_eq!(broken(unsettled.clone(), &REPLICATED), []);
+    assert_eq!(
+        broken(unsettled, &COUNTER),
+        [
+            Rule::IdAboveEveryAcknowledged,
+            Rule::WalkListsEveryCommittedPetOnce
+        ]
+    );
+    // Once the clock passed the horizon, a walk begun after lists both.
+    let missed = vec![
+        create(0, 1, 9_000_000, "a"),
+        create(2, 3, 5, "b"),
+        settle(4),
+        page(0, 5, 6, 10, vec![pet(9_000_000, "a", "sold")], true),
+        page(0, 7, 8, 10, vec![], false),
+    ];
+    assert_eq!(
+        broken(missed, &REPLICATED),
+        [Rule::WalkListsEveryCommittedPetOnce]
+    );
+    let listed = vec![
+        create(0, 1, 9_000_000, "a"),
+        create(2, 3, 5, "b"),
+        settle(4),
+        page(
+            0,
+            5,
+            6,
+            10,
+            vec![pet(9_000_000, "a", "sold"), pet(5, "b", "sold")],
+            true,
+        ),
+        page(0, 7, 8, 10, vec![], false),
+    ];
+    assert_eq!(broken(listed, &REPLICATED), []);
+}
+
+#[test]
+fn without_atomics_a_keyed_create_is_exactly_once_for_retries_one_at_a_time() {
+    let at_once = vec![keyed(0, 3, 7), keyed(1, 4, 8)];
+    assert_eq!(broken(at_once.clone(), &REPLICATED), []);
+    assert!(broken(at_once, &COUNTER).contains(&Rule::KeyedCreateExactlyOnce));
+    let one_after_another = vec![keyed(0, 1, 7), keyed(2, 3, 8)];
+    assert!(broken(one_after_another, &REPLICATED).contains(&Rule::KeyedCreateExactlyOnce));
 }
