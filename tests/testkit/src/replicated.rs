@@ -6,11 +6,12 @@
 //! order); two writes of one key that did not see each other resolve either
 //! way, the same way everywhere; no `increment` or compare-and-swap; the
 //! platform's quotas as errors. Time is the test's: [`Replicated::advance`].
+//! The explorer shares it between threads, delivering writes one at a time
+//! at its scheduling points ([`Replicated::deliver_one`]).
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use petstore::store::{KvStore, StoreError, SwapReport};
 
@@ -33,6 +34,7 @@ struct Stamp {
 }
 
 /// A write on its way to one replica.
+#[derive(Clone)]
 struct InFlight {
     due_ms: u64,
     replica: usize,
@@ -56,6 +58,7 @@ impl Quota {
     };
 }
 
+#[derive(Clone)]
 struct State {
     replicas: Vec<BTreeMap<String, Versioned>>,
     in_flight: Vec<InFlight>,
@@ -157,14 +160,14 @@ impl State {
 
 /// The replicated store; clones share it.
 #[derive(Clone)]
-pub struct Replicated(Rc<RefCell<State>>);
+pub struct Replicated(Arc<Mutex<State>>);
 
 impl Replicated {
     /// `replicas` replicas; each write reaches each other replica after a
     /// delay drawn from `delay_ms`; `seed` draws the delays and the ties.
     pub fn new(replicas: usize, delay_ms: RangeInclusive<u64>, seed: u64) -> Replicated {
         assert!(replicas >= 1 && delay_ms.start() <= delay_ms.end());
-        Replicated(Rc::new(RefCell::new(State {
+        Replicated(Arc::new(Mutex::new(State {
             replicas: vec![BTreeMap::new(); replicas],
             in_flight: Vec::new(),
             delay_ms,
@@ -180,13 +183,29 @@ impl Replicated {
 
     /// The same store, refusing calls past `quota`.
     pub fn with_quota(self, quota: Quota) -> Replicated {
-        self.0.borrow_mut().quota = Some(quota);
+        self.state().quota = Some(quota);
         self
+    }
+
+    /// Poisoning aside: a failed check in one thread of the explorer must
+    /// not hide the store from its report.
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A store of its own holding what this one holds, with the same
+    /// writes on their way and the same draws to come.
+    pub fn fork(&self) -> Replicated {
+        Replicated(Arc::new(Mutex::new(self.state().clone())))
+    }
+
+    pub fn replicas(&self) -> usize {
+        self.state().replicas.len()
     }
 
     /// One request, served by `replica`.
     pub fn serve(&self, replica: usize) -> ReplicaStore {
-        assert!(replica < self.0.borrow().replicas.len());
+        assert!(replica < self.replicas());
         ReplicaStore {
             set: self.clone(),
             replica,
@@ -195,14 +214,36 @@ impl Replicated {
 
     /// Moves the test's clock on by `ms`, delivering the writes due by then.
     pub fn advance(&self, ms: u64) {
-        let mut state = self.0.borrow_mut();
+        let mut state = self.state();
         state.now_ms += ms;
         state.deliver_due();
     }
 
+    /// Moves the clock to `ms` (a clock the caller keeps; never back),
+    /// delivering the writes due by then.
+    pub fn advance_to(&self, ms: u64) {
+        let mut state = self.state();
+        state.now_ms = state.now_ms.max(ms);
+        state.deliver_due();
+    }
+
+    /// Delivers one write on its way, early: number `pick` (modulo those
+    /// on their way), so that a scheduler's draws reorder them. Whether
+    /// one was on its way.
+    pub fn deliver_one(&self, pick: usize) -> bool {
+        let mut state = self.state();
+        if state.in_flight.is_empty() {
+            return false;
+        }
+        let at = pick % state.in_flight.len();
+        let w = state.in_flight.remove(at);
+        state.apply(w.replica, &w.key, w.version);
+        true
+    }
+
     /// Delivers every write still on its way.
     pub fn settle(&self) {
-        let mut state = self.0.borrow_mut();
+        let mut state = self.state();
         let last = state.in_flight.iter().map(|w| w.due_ms).max();
         if let Some(last) = last {
             state.now_ms = state.now_ms.max(last);
@@ -211,24 +252,24 @@ impl Replicated {
     }
 
     pub fn now_ms(&self) -> u64 {
-        self.0.borrow().now_ms
+        self.state().now_ms
     }
 
     /// Writes still on their way to some replica.
     pub fn in_flight(&self) -> usize {
-        self.0.borrow().in_flight.len()
+        self.state().in_flight.len()
     }
 
     /// What `replica` holds of `key`, bypassing quotas.
     pub fn peek(&self, replica: usize, key: &str) -> Option<Vec<u8>> {
-        self.0.borrow().replicas[replica]
+        self.state().replicas[replica]
             .get(key)
             .and_then(|v| v.value.clone())
     }
 
     /// Whether every replica holds the same keys and values.
     pub fn converged(&self) -> bool {
-        let state = self.0.borrow();
+        let state = self.state();
         let first = &state.replicas[0];
         state.replicas.iter().all(|r| r == first)
     }
@@ -242,14 +283,14 @@ pub struct ReplicaStore {
 
 impl ReplicaStore {
     pub fn delete(&self, key: &str) -> Result<(), StoreError> {
-        let mut state = self.set.0.borrow_mut();
+        let mut state = self.set.state();
         state.charge(0, 1)?;
         state.write(self.replica, key, None);
         Ok(())
     }
 
     fn read(&self, key: &str) -> Option<Vec<u8>> {
-        self.set.0.borrow().replicas[self.replica]
+        self.set.state().replicas[self.replica]
             .get(key)
             .and_then(|v| v.value.clone())
     }
@@ -265,12 +306,12 @@ impl KvStore for ReplicaStore {
     type Cas = ();
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.set.0.borrow_mut().charge(1, 0)?;
+        self.set.state().charge(1, 0)?;
         Ok(self.read(key))
     }
 
     fn get_many(&self, keys: &[String]) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        self.set.0.borrow_mut().charge(keys.len() as u64, 0)?;
+        self.set.state().charge(keys.len() as u64, 0)?;
         Ok(keys
             .iter()
             .filter_map(|k| Some((k.clone(), self.read(k)?)))
@@ -278,7 +319,7 @@ impl KvStore for ReplicaStore {
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        let mut state = self.set.0.borrow_mut();
+        let mut state = self.set.state();
         state.charge(0, 1)?;
         state.write(self.replica, key, Some(value.to_vec()));
         Ok(())
@@ -287,7 +328,7 @@ impl KvStore for ReplicaStore {
     /// Refused whole when it would pass the quota: the platform's batch is
     /// not promised atomic, but a refusal by quota writes nothing here.
     fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
-        let mut state = self.set.0.borrow_mut();
+        let mut state = self.set.state();
         state.charge(0, pairs.len() as u64)?;
         for (key, value) in pairs {
             state.write(self.replica, key, Some(value.clone()));
@@ -310,7 +351,7 @@ impl KvStore for ReplicaStore {
     /// Every key the replica holds, as `list-keys` answers (Spin 4.0.2
     /// answers every key at once): one read.
     fn list_keys(&self) -> Result<Vec<String>, StoreError> {
-        let mut state = self.set.0.borrow_mut();
+        let mut state = self.set.state();
         state.charge(1, 0)?;
         Ok(state.replicas[self.replica]
             .iter()
@@ -384,12 +425,36 @@ mod tests {
             let a = set.serve(0);
             a.set("k", b"1").unwrap();
             a.set("k", b"2").unwrap();
-            let delays: Vec<u64> = set.0.borrow().in_flight.iter().map(|w| w.due_ms).collect();
+            let delays: Vec<u64> = set.state().in_flight.iter().map(|w| w.due_ms).collect();
             reordered |= delays[1] < delays[0];
             set.settle();
             assert_eq!(set.peek(1, "k").as_deref(), Some(&b"2"[..]), "seed {seed}");
         }
         assert!(reordered, "some seed delivers the later write first");
+    }
+
+    #[test]
+    fn the_explorer_delivers_one_write_early_or_all_once_its_clock_passes_their_delay() {
+        let set = Replicated::new(3, 1000..=1000, 5);
+        set.advance_to(10_000);
+        set.serve(0).set("a", b"1").unwrap();
+        set.serve(0).set("b", b"2").unwrap();
+        let fork = set.fork();
+        assert_eq!(set.in_flight(), 4, "two writes, each to two replicas");
+        assert!(set.deliver_one(3));
+        assert_eq!(set.in_flight(), 3);
+        let delivered =
+            (1..3).filter(|r| set.peek(*r, "a").is_some() || set.peek(*r, "b").is_some());
+        assert_eq!(delivered.count(), 1, "one write reached one replica");
+        assert_eq!(fork.in_flight(), 4, "a fork is a store of its own");
+        set.advance_to(10_999);
+        assert_eq!(set.in_flight(), 3, "not yet due");
+        set.advance_to(5_000);
+        assert_eq!(set.now_ms(), 10_999, "the clock never goes back");
+        set.advance_to(11_000);
+        assert!(set.converged());
+        assert!(!set.deliver_one(0), "nothing left on its way");
+        assert_eq!(fork.peek(1, "a"), None);
     }
 
     #[test]
