@@ -63,6 +63,14 @@ pub enum ApiError {
     /// The store failed during a create with an `Idempotency-Key`: whatever
     /// happened, a retry with the same key ends in exactly one pet.
     KeyedCreateUnavailable(StoreError),
+    /// The edge build: a create's write landed `took_ms` after its place
+    /// in the lists' order, later than the commit window. Pet `id` is
+    /// stored, but walks already past its place will not list it.
+    #[cfg(feature = "edge")]
+    CreateLandedLate {
+        id: i64,
+        took_ms: u64,
+    },
     Internal(String),
     /// The request needs a Spin variable that is unusable: a 500, loudly,
     /// rather than a 401 that would say nothing to the operators.
@@ -97,6 +105,8 @@ impl ApiError {
             ApiError::StoreUnavailable(_)
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            #[cfg(feature = "edge")]
+            ApiError::CreateLandedLate { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) | ApiError::Misconfigured(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::Unserviceable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -117,6 +127,8 @@ impl ApiError {
             ApiError::StoreUnavailable(_)
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => "store_unavailable",
+            #[cfg(feature = "edge")]
+            ApiError::CreateLandedLate { .. } => "store_unavailable",
             ApiError::Internal(_) | ApiError::Misconfigured(_) => "internal_error",
             ApiError::Unserviceable(_) => "misconfigured",
         }
@@ -164,6 +176,14 @@ impl ApiError {
                  Idempotency-Key, which creates the pet at most once"
                     .into()
             }
+            #[cfg(feature = "edge")]
+            ApiError::CreateLandedLate { id, took_ms } => format!(
+                "the data store took {took_ms} ms to store pet {id}, longer than the {} ms \
+                 a create may take here: the pet was stored, but walks of the list that \
+                 were already past its place will not list it. Look for it (getPet {id}) \
+                 before creating it again; a retry with the same Idempotency-Key answers it",
+                crate::catalogue::LANDS_WITHIN_MS
+            ),
             ApiError::Internal(_) | ApiError::Misconfigured(_) => "internal error".into(),
             ApiError::Unserviceable(_) => {
                 "the service is misconfigured; its operators can see why in its log".into()
@@ -208,6 +228,10 @@ impl ApiError {
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_)
             | ApiError::Unserviceable(_) => {
+                response = response.with_header("retry-after", RETRY_AFTER_SECONDS.to_string());
+            }
+            #[cfg(feature = "edge")]
+            ApiError::CreateLandedLate { .. } => {
                 response = response.with_header("retry-after", RETRY_AFTER_SECONDS.to_string());
             }
             ApiError::IdempotencyKeyInUse {

@@ -25,7 +25,7 @@ const DRAWS: usize = 3;
 /// acknowledged (ms): pages list only what is older than this (and the
 /// replication delay and the clocks' skew), so a later write never lands
 /// behind a walk; a create slower than this answers 503.
-pub const COMMIT_WITHIN_MS: u64 = 1_000;
+pub const LANDS_WITHIN_MS: u64 = 1_000;
 
 /// First words of a keyed create's record: `petstore-replicated-key 1 <id>\n<json>`.
 const RECORD_HEADER: &str = "petstore-replicated-key 1 ";
@@ -97,11 +97,8 @@ fn write<S: KvStore>(
         }
         store.set_many(&writes)?;
         let took = store.now_ms().saturating_sub(t_ms);
-        if took > COMMIT_WITHIN_MS {
-            return Err(ApiError::CreateOutcomeUnknown(StoreError(format!(
-                "the create's write landed {took} ms after its time, past {COMMIT_WITHIN_MS}: \
-                 a walk may have passed it"
-            ))));
+        if took > LANDS_WITHIN_MS {
+            return Err(ApiError::CreateLandedLate { id, took_ms: took });
         }
         return Ok((pet, None));
     }

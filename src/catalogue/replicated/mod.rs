@@ -22,7 +22,7 @@ use super::pending::Clock;
 use super::reader::BATCH_KEYS;
 use super::record::{listed, PetRecord};
 
-use create::COMMIT_WITHIN_MS;
+pub use create::LANDS_WITHIN_MS;
 use entry::{Entry, Place};
 use mark::check_mark;
 
@@ -67,7 +67,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         };
         let horizon = clock
             .now_ms
-            .saturating_sub(COMMIT_WITHIN_MS + self.deployment.settle_ms()?);
+            .saturating_sub(LANDS_WITHIN_MS + self.deployment.settle_ms()?);
         let mut entries: Vec<Entry> = self
             .store
             .list_keys()?
