@@ -115,6 +115,7 @@ impl Client<'_> {
         };
         let event = Event {
             client: self.n,
+            replica: None,
             start,
             end,
             call,

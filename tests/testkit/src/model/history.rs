@@ -13,6 +13,10 @@ use serde_json::Value;
 pub struct Event {
     /// Who sent it (a client, or a request of the explorer).
     pub client: usize,
+    /// On a replicated store, the replica that served it (`None`: a store
+    /// with one, where every request sees every write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<usize>,
     /// When it was sent, and when its answer came (or the client gave up).
     pub start: u64,
     pub end: u64,

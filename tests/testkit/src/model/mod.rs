@@ -39,8 +39,10 @@ pub struct Promise {
     pub faults: bool,
     /// The replicated layout (the edge build): lists show a pet only once it
     /// settled (a `settle` event after its commit: the clock moved past
-    /// the horizon), in creation order, not by id; a keyed create promises
-    /// one pet only to retries sent after an attempt was acknowledged.
+    /// the horizon), in creation order, not by id; a getPet through another
+    /// replica than the create's finds a pet only once it settled; a keyed
+    /// create promises one pet only to attempts that reached each other's
+    /// records ([`Model::within_reach`]).
     pub settles: bool,
 }
 
@@ -88,8 +90,15 @@ struct Model<'h> {
     /// The creates of each name (all the retries of one keyed create).
     by_name: BTreeMap<String, Vec<usize>>,
     pets: BTreeMap<i64, Shown>,
+    /// The replicated layout: pets whose create's write landed late (its
+    /// 503 names them), and when that answer came.
+    late: BTreeMap<i64, u64>,
     violations: Vec<Violation>,
 }
+
+/// Words of the edge build's 503 for a create whose write landed past its
+/// window (`ApiError::CreateLandedLate`), before the pet's id.
+const LANDED_LATE: &str = "to store pet ";
 
 impl<'h> Model<'h> {
     fn new(history: &'h History, promise: &'h Promise) -> Self {
@@ -99,11 +108,18 @@ impl<'h> Model<'h> {
                 by_name.entry(name_of(body)).or_default().push(at);
             }
         }
+        let late = history
+            .events
+            .iter()
+            .filter(|_| promise.settles)
+            .filter_map(|e| Some((landed_late(&e.answer)?, e.end)))
+            .collect();
         Model {
             events: &history.events,
             promise,
             by_name,
             pets: BTreeMap::new(),
+            late,
             violations: Vec::new(),
         }
     }
@@ -188,7 +204,7 @@ impl<'h> Model<'h> {
                 Call::Create { key, .. } => key.is_some(),
                 _ => false,
             });
-            let relaxed = keyed && self.promise.settles && !self.one_at_a_time(&creates);
+            let relaxed = keyed && self.promise.settles && !self.within_reach(&creates);
             if ids.len() > 1 && !relaxed {
                 let rule = match keyed {
                     true => Rule::KeyedCreateExactlyOnce,
@@ -208,6 +224,9 @@ impl<'h> Model<'h> {
                     Rule::KeyedCreateExactlyOnce,
                     format!("the creates of {name} answered different pets: {created:?}"),
                 );
+            }
+            if keyed && relaxed {
+                self.converged(&name, &creates);
             }
             let nothing = creates
                 .iter()
@@ -249,15 +268,65 @@ impl<'h> Model<'h> {
         }
     }
 
-    /// Whether no two of `creates` ran at the same time: without atomics
-    /// (the replicated layout) a keyed create is exactly once only then.
-    fn one_at_a_time(&self, creates: &[usize]) -> bool {
+    /// Whether each attempt of a keyed create reached the records of those
+    /// before it: none ran at the same time as another (without atomics
+    /// there is no lease), and each was served by the replica of every
+    /// earlier one, or sent after a settle that followed it. Only then is
+    /// a keyed create exactly once on the replicated layout.
+    fn within_reach(&self, creates: &[usize]) -> bool {
         creates.iter().all(|a| {
             creates.iter().all(|b| {
                 let (ea, eb) = (&self.events[*a], &self.events[*b]);
-                a == b || ea.end < eb.start || eb.end < ea.start
+                let (first, then) = if ea.start <= eb.start {
+                    (ea, eb)
+                } else {
+                    (eb, ea)
+                };
+                a == b
+                    || (first.end < then.start
+                        && (first.replica == then.replica
+                            || self.settled_between(first.end, then.start)))
             })
         })
+    }
+
+    /// Whether a `settle` came between `from` and `to`.
+    fn settled_between(&self, from: u64, to: u64) -> bool {
+        self.events
+            .iter()
+            .any(|e| e.call == Call::Settle && from < e.start && e.start < to)
+    }
+
+    /// A keyed create whose attempts did not reach each other's records:
+    /// once they replicated, the attempts sent after a settle that followed
+    /// every earlier one, if they reach each other, answer one pet.
+    fn converged(&mut self, name: &str, creates: &[usize]) {
+        let mut attempts = creates.to_vec();
+        attempts.sort_by_key(|c| self.events[*c].start);
+        let settled = (1..attempts.len()).find(|k| {
+            let before = attempts[..*k].iter().map(|c| self.events[*c].end).max();
+            before.is_some_and(|end| self.settled_between(end, self.events[attempts[*k]].start))
+        });
+        let Some(k) = settled else { return };
+        let after = &attempts[k..];
+        if !self.within_reach(after) {
+            return;
+        }
+        let answered: BTreeSet<String> = after
+            .iter()
+            .filter_map(|c| match &self.events[*c].answer {
+                Answer::Created { pet, .. } => Some(pet.to_string()),
+                _ => None,
+            })
+            .collect();
+        if answered.len() > 1 {
+            self.violation(
+                Rule::KeyedReplaysConverge,
+                format!(
+                    "once settled, the creates of {name} answered different pets: {answered:?}"
+                ),
+            );
+        }
     }
 
     /// When a pet committed at `committed` may first be listed: at once,
@@ -274,6 +343,16 @@ impl<'h> Model<'h> {
             .min()
     }
 
+    /// When pet `id` may first be listed: as [`Model::listable`], from its
+    /// commit or, if its write landed late, from the 503 that said so.
+    fn listable_pet(&self, id: i64, shown: &Shown) -> Option<u64> {
+        let landed = self
+            .late
+            .get(&id)
+            .map_or(shown.committed, |at| (*at).max(shown.committed));
+        self.listable(landed)
+    }
+
     /// A getPet sent once its pet was committed found it.
     fn get_pets(&mut self) {
         for (at, event) in self.events.iter().enumerate() {
@@ -286,7 +365,8 @@ impl<'h> Model<'h> {
             let found = matches!(&event.answer, Answer::Found { .. });
             let failed = matches!(&event.answer, Answer::Error { status, .. } if *status >= 500)
                 || event.answer == Answer::Lost;
-            if shown.committed < event.start && !found && !failed {
+            let reached = self.reached(id, shown.committed, event);
+            if shown.committed < event.start && reached && !found && !failed {
                 self.violation(
                     Rule::AcknowledgedPetIsFound,
                     format!(
@@ -296,6 +376,23 @@ impl<'h> Model<'h> {
                 );
             }
         }
+    }
+
+    /// Whether a getPet, `event`, reaches pet `id` (committed at
+    /// `committed`): always on one store; on replicas, through the replica
+    /// whose create of it answered 201 before it was sent, or once the pet
+    /// settled (a replay only read the record, which may travel apart
+    /// from the pet).
+    fn reached(&self, id: i64, committed: u64, event: &Event) -> bool {
+        if event.replica.is_none() || !self.promise.settles {
+            return true;
+        }
+        let created_there = self.events.iter().any(|e| {
+            e.replica == event.replica
+                && e.end < event.start
+                && matches!(&e.answer, Answer::Created { pet, replayed: false } if pet["id"] == id)
+        });
+        created_there || self.listable(committed).is_some_and(|at| at < event.start)
     }
 
     /// Each walk: the pages of one `walk` number, in the order sent.
@@ -370,7 +467,7 @@ impl<'h> Model<'h> {
             .flat_map(|at| self.events[*at].answer.pets())
             .filter_map(|p| p["id"].as_i64())
             .filter(|id| {
-                let listable = self.pets.get(id).and_then(|s| self.listable(s.committed));
+                let listable = self.pets.get(id).and_then(|s| self.listable_pet(*id, s));
                 listable.is_some_and(|at| at < requested)
             })
             .collect();
@@ -396,8 +493,10 @@ impl<'h> Model<'h> {
         let missed: Vec<(i64, u64)> = self
             .pets
             .iter()
-            .filter_map(|(id, s)| Some((id, s, self.listable(s.committed)?)))
+            .filter_map(|(id, s)| Some((id, s, self.listable_pet(*id, s)?)))
             .filter(|(_, _, listable)| *listable < sent)
+            // A write that landed late is behind walks begun before.
+            .filter(|(id, _, listable)| !self.late.contains_key(id) || *listable < began)
             .filter(|(_, s, _)| status.is_none_or(|st| s.pet["status"] == st))
             .filter(|(id, _, _)| !listed.iter().any(|(seen, _)| seen == *id))
             .map(|(id, _, listable)| (*id, listable))
@@ -459,6 +558,9 @@ impl<'h> Model<'h> {
             let Answer::Error { status, code, .. } = &e.answer else {
                 continue;
             };
+            if landed_late(&e.answer).is_some() && self.promise.settles {
+                continue;
+            }
             let rule = match (*status, code.as_str()) {
                 (500, _) if !self.promise.corrupt => Rule::InternalErrorOnlyForUnreadableData,
                 (503, "store_unavailable") if !self.promise.faults => {
@@ -472,6 +574,24 @@ impl<'h> Model<'h> {
             self.violation(rule, detail);
         }
     }
+}
+
+/// The pet a 503 says was stored too late for walks already past its
+/// place (the edge build's store was slower than the create's window).
+fn landed_late(answer: &Answer) -> Option<i64> {
+    let Answer::Error {
+        status: 503,
+        message,
+        ..
+    } = answer
+    else {
+        return None;
+    };
+    let (_, rest) = message.split_once(LANDED_LATE)?;
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// The `name` a create asked for, which names the create in a history.

@@ -20,13 +20,14 @@ pub enum Rule {
     WalkEndsAtAnEmptyPage,
     NothingWasChanged,
     KeyedCreateExactlyOnce,
+    KeyedReplaysConverge,
     HealthSaysWhatTheStoreHolds,
     InternalErrorOnlyForUnreadableData,
     StoreUnavailableOnlyWhenItFailed,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 18] = [
+    pub const ALL: [Rule; 19] = [
         Rule::IdsNeverReusedOrDuplicated,
         Rule::PetsNeverChange,
         Rule::ResponsesShowTheStoredValue,
@@ -42,6 +43,7 @@ impl Rule {
         Rule::WalkEndsAtAnEmptyPage,
         Rule::NothingWasChanged,
         Rule::KeyedCreateExactlyOnce,
+        Rule::KeyedReplaysConverge,
         Rule::HealthSaysWhatTheStoreHolds,
         Rule::InternalErrorOnlyForUnreadableData,
         Rule::StoreUnavailableOnlyWhenItFailed,
@@ -85,6 +87,7 @@ impl Rule {
             Rule::WalkEndsAtAnEmptyPage => "**the walk ends at the page without one**, which is empty",
             Rule::NothingWasChanged => "nothing was changed",
             Rule::KeyedCreateExactlyOnce => "the service creates the pet **exactly once**",
+            Rule::KeyedReplaysConverge => "every replay answers the same one of them",
             Rule::HealthSaysWhatTheStoreHolds => {
                 "`GET /v1/health` says which layout the store holds"
             }

@@ -21,6 +21,7 @@ const LANES: Promise = Promise {
 fn event(start: u64, end: u64, call: Call, answer: Answer) -> Event {
     Event {
         client: 0,
+        replica: None,
         start,
         end,
         call,
@@ -386,4 +387,132 @@ fn without_atomics_a_keyed_create_is_exactly_once_for_retries_one_at_a_time() {
     assert!(broken(at_once, &COUNTER).contains(&Rule::KeyedCreateExactlyOnce));
     let one_after_another = vec![keyed(0, 1, 7), keyed(2, 3, 8)];
     assert!(broken(one_after_another, &REPLICATED).contains(&Rule::KeyedCreateExactlyOnce));
+}
+
+/// `event` as served by `replica` of a replicated store.
+fn on(replica: usize, mut event: Event) -> Event {
+    event.replica = Some(replica);
+    event
+}
+
+fn not_found(start: u64, end: u64, id: i64) -> Event {
+    event(
+        start,
+        end,
+        Call::GetPet { id },
+        Answer::Error {
+            status: 404,
+            code: "not_found".into(),
+            message: "no pet has this id".into(),
+        },
+    )
+}
+
+#[test]
+fn on_replicas_a_getpet_finds_a_pet_through_its_creators_replica_or_once_settled() {
+    let created = on(0, create(0, 1, 7, "a"));
+    let elsewhere = vec![created.clone(), on(1, not_found(2, 3, 7))];
+    assert_eq!(broken(elsewhere, &REPLICATED), []);
+    let there = vec![created.clone(), on(0, not_found(2, 3, 7))];
+    assert_eq!(broken(there, &REPLICATED), [Rule::AcknowledgedPetIsFound]);
+    let settled = vec![created, settle(2), on(1, not_found(3, 4, 7))];
+    assert_eq!(broken(settled, &REPLICATED), [Rule::AcknowledgedPetIsFound]);
+    // A replay read only the record, which travels apart from the pet.
+    let mut replay = on(1, create(2, 3, 7, "a"));
+    replay.answer = Answer::Created {
+        pet: pet(7, "a", "sold"),
+        replayed: true,
+    };
+    let replayed = vec![
+        on(0, create(0, 1, 7, "a")),
+        replay,
+        on(1, not_found(4, 5, 7)),
+    ];
+    assert_eq!(broken(replayed, &REPLICATED), []);
+}
+
+#[test]
+fn on_replicas_a_keyed_create_is_exactly_once_for_attempts_that_reached_each_others_records() {
+    let apart = vec![on(0, keyed(0, 1, 7)), on(1, keyed(2, 3, 8))];
+    assert_eq!(broken(apart, &REPLICATED), []);
+    let same_replica = vec![on(0, keyed(0, 1, 7)), on(0, keyed(2, 3, 8))];
+    assert!(broken(same_replica, &REPLICATED).contains(&Rule::KeyedCreateExactlyOnce));
+    let settled_between = vec![on(0, keyed(0, 1, 7)), settle(2), on(1, keyed(3, 4, 8))];
+    assert!(broken(settled_between, &REPLICATED).contains(&Rule::KeyedCreateExactlyOnce));
+}
+
+#[test]
+fn once_settled_every_replay_of_a_key_answers_the_same_pet() {
+    let replay = |start, end, id| {
+        let mut e = keyed(start, end, id);
+        e.answer = Answer::Created {
+            pet: pet(id, "k", "sold"),
+            replayed: true,
+        };
+        e
+    };
+    let two = || vec![on(0, keyed(0, 1, 7)), on(1, keyed(2, 3, 8)), settle(4)];
+    let mut agreed = two();
+    agreed.extend([on(2, replay(5, 6, 8)), settle(7), on(0, replay(8, 9, 8))]);
+    assert_eq!(broken(agreed, &REPLICATED), []);
+    let mut differ = two();
+    differ.extend([on(2, replay(5, 6, 8)), settle(7), on(0, replay(8, 9, 7))]);
+    assert_eq!(broken(differ, &REPLICATED), [Rule::KeyedReplaysConverge]);
+}
+
+#[test]
+fn a_pet_whose_write_landed_late_may_be_missed_only_by_walks_begun_before_it_settled() {
+    let late = event(
+        0,
+        5,
+        Call::Create {
+            body: body("a", "sold"),
+            key: None,
+        },
+        Answer::Error {
+            status: 503,
+            code: "store_unavailable".into(),
+            message: "the data store took 1500 ms to store pet 7, longer than the 1000 ms a \
+                      create may take here: the pet was stored, but walks of the list that \
+                      were already past its place will not list it"
+                .into(),
+        },
+    );
+    let shown = |start, end| {
+        event(
+            start,
+            end,
+            Call::GetPet { id: 7 },
+            Answer::Found {
+                pet: pet(7, "a", "sold"),
+            },
+        )
+    };
+    // Walk 0 began before the write landed and passed its place.
+    let before = vec![
+        page(0, 1, 2, 10, vec![], true),
+        late.clone(),
+        shown(6, 7),
+        settle(8),
+        page(0, 9, 10, 10, vec![], false),
+    ];
+    // A slow store, not a failing one: no fault needed for this 503.
+    let unfaulted = Promise {
+        faults: false,
+        ..REPLICATED
+    };
+    assert_eq!(broken(before.clone(), &unfaulted), []);
+    // Elsewhere no write lands late: the same history is a missed pet.
+    assert_eq!(broken(before, &COUNTER), [Rule::NoneMissedWhenFollowing]);
+    // A walk begun once it settled lists it.
+    let after = vec![
+        late,
+        shown(6, 7),
+        settle(8),
+        page(1, 9, 10, 10, vec![], false),
+    ];
+    assert_eq!(
+        broken(after, &REPLICATED),
+        [Rule::WalkListsEveryCommittedPetOnce]
+    );
 }
