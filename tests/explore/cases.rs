@@ -22,6 +22,7 @@ pub const COUNTERS_SQLITE: Layout = Layout {
     declared: "spin",
     layout: "counters",
     promise: COUNTER,
+    replicas: 1,
 };
 pub const COUNTERS_REDIS: Layout = Layout {
     name: "counters on Redis",
@@ -29,6 +30,7 @@ pub const COUNTERS_REDIS: Layout = Layout {
     declared: "redis",
     layout: "counters",
     promise: COUNTER,
+    replicas: 1,
 };
 pub const COUNTERS_DYNAMO: Layout = Layout {
     name: "counters on DynamoDB",
@@ -36,6 +38,7 @@ pub const COUNTERS_DYNAMO: Layout = Layout {
     declared: "aws_dynamo",
     layout: "counters",
     promise: COUNTER,
+    replicas: 1,
 };
 pub const LANES_32: Layout = Layout {
     name: "32 lanes",
@@ -48,6 +51,7 @@ pub const LANES_32: Layout = Layout {
         faults: false,
         settles: false,
     },
+    replicas: 1,
 };
 /// A store 1.3.0 claimed: 16 lanes.
 pub const LANES_16: Layout = Layout {
@@ -79,6 +83,7 @@ pub const LAYOUTS: [Layout; 6] = [
 /// The edge build's one layout (`--features edge`), on one SQLite store:
 /// ids at random, lists of what has settled (docs/decisions.md, "The
 /// replicated layout").
+#[cfg(feature = "edge")]
 pub const REPLICATED: Layout = Layout {
     name: "replicated (edge build)",
     backend: Backend::Sqlite,
@@ -90,10 +95,20 @@ pub const REPLICATED: Layout = Layout {
         faults: false,
         settles: true,
     },
+    replicas: 1,
+};
+/// The same on the replicated test store, as Akamai Functions' is: three
+/// replicas, request n served by replica n mod 3, each write reaching the
+/// others when the explorer delivers it or within `replication_ms`.
+#[cfg(feature = "edge")]
+pub const REPLICATED_3: Layout = Layout {
+    name: "replicated (edge build) on 3 replicas",
+    replicas: 3,
+    ..REPLICATED
 };
 
 #[cfg(feature = "edge")]
-pub const LAYOUTS: [Layout; 1] = [REPLICATED];
+pub const LAYOUTS: [Layout; 2] = [REPLICATED, REPLICATED_3];
 
 const STATUSES: [&str; 3] = ["available", "pending", "sold"];
 
@@ -160,9 +175,15 @@ pub enum Kind {
     /// store on DynamoDB, the move.
     Move,
     Health,
+    /// On replicas: a create, then getPet of its pet through another
+    /// replica (a client whose next request reaches another region).
+    CreateThenGet,
+    /// On replicas: a keyed create (`k-1`), then its retry through another
+    /// replica, one after the other.
+    KeyedThenRetry,
 }
 
-pub const KINDS: [Kind; 10] = [
+pub const KINDS: [Kind; 12] = [
     Kind::Create,
     Kind::Keyed,
     Kind::KeyReused,
@@ -173,14 +194,21 @@ pub const KINDS: [Kind; 10] = [
     Kind::CursorPage,
     Kind::Move,
     Kind::Health,
+    Kind::CreateThenGet,
+    Kind::KeyedThenRetry,
 ];
 
+/// The request number of a kind's second request (served by the next
+/// replica).
+const THEN: usize = 100;
+
 /// The kinds that mean something on `layout` (the move only where a
-/// store can move: counters on DynamoDB).
+/// store can move: counters on DynamoDB; two replicas only on replicas).
 pub fn kinds(layout: &Layout) -> Vec<Kind> {
     KINDS
         .into_iter()
         .filter(|k| *k != Kind::Move || *layout == COUNTERS_DYNAMO)
+        .filter(|k| !matches!(k, Kind::CreateThenGet | Kind::KeyedThenRetry) || layout.replicas > 1)
         .collect()
 }
 
@@ -191,7 +219,7 @@ pub fn states(layout: &Layout) -> Vec<State> {
         .filter(|s| !matches!(s, State::Round | State::Ahead) || layout.layout == "lanes")
         .filter(|s| *s != State::Empty || *layout != MOVING)
         // No index pieces to damage.
-        .filter(|s| *s != State::Corrupt || *layout != REPLICATED)
+        .filter(|s| *s != State::Corrupt || layout.layout != "replicated")
         .collect()
 }
 
@@ -252,9 +280,9 @@ pub fn world(layout: Layout, state: State) -> World {
         world.settle();
     }
     if state == State::Corrupt {
-        for key in world.shared.data().keys() {
+        for key in world.shared.keys() {
             if key.starts_with("ix2:") || key.starts_with("ix3:") {
-                world.shared.put(key, b"\x00garbage");
+                world.shared.put(&key, b"\x00garbage");
             }
         }
     }
@@ -314,7 +342,7 @@ fn run_on(world: &World, kind: Kind, request: usize, layout: &str) {
             world.create(request, layout, pet_body("reused", "pending"), Some("k-1"));
         }
         Kind::GetNewest => {
-            world.get_pet(request, shown.last().copied().unwrap_or(1));
+            world.get_pet(request, newest(world).unwrap_or(1));
         }
         Kind::GetOldest => {
             world.get_pet(request, shown.first().copied().unwrap_or(1));
@@ -342,13 +370,43 @@ fn run_on(world: &World, kind: Kind, request: usize, layout: &str) {
         Kind::Health => {
             world.health(request);
         }
+        Kind::CreateThenGet => {
+            let name = format!("c{request}");
+            let body = pet_body(&name, STATUSES[request % 3]);
+            let event = world.create(request, layout, body, None);
+            if let Answer::Created { pet, .. } = event.answer {
+                world.get_pet(request + THEN, pet["id"].as_i64().unwrap_or(1));
+            }
+        }
+        Kind::KeyedThenRetry => {
+            for n in [request, request + THEN] {
+                world.create(n, layout, pet_body("keyed", "sold"), Some("k-1"));
+            }
+        }
     }
 }
 
+/// The pet created last: the highest id shown, or on the replicated
+/// layout (ids at random) the last a create answered, which another
+/// replica may not hold yet.
+fn newest(world: &World) -> Option<i64> {
+    if world.layout.promise.ids != IdOrder::Random {
+        return world.shown_ids().last().copied();
+    }
+    let history = world.history();
+    let created = history.events.iter().rev().find_map(|e| match &e.answer {
+        Answer::Created { pet, .. } => pet["id"].as_i64(),
+        _ => None,
+    });
+    created.or_else(|| world.shown_ids().last().copied())
+}
+
 /// Takes the run to where every promise shows: each keyed create retried
-/// with its key until it answers 201 (or 422: the key is another's), each
-/// walk followed to its end and its last page requested again, a fresh
-/// walk of every list, every pet shown fetched, health.
+/// with its key until it answers 201 (or 422: the key is another's), and
+/// on the replicated layout, once settled, twice more with a settle
+/// between (every replay the same pet); each walk followed to its end and
+/// its last page requested again, a fresh walk of every list, every pet
+/// shown fetched, health.
 pub fn finish(world: &World) {
     let mut n = FINISH;
     let mut next = || {
@@ -356,6 +414,7 @@ pub fn finish(world: &World) {
         n
     };
     let layout = finishing_layout(world);
+    world.settle();
     for (name, status) in [("keyed", "sold"), ("reused", "pending")] {
         let answers: Vec<Answer> = world
             .history()
@@ -380,6 +439,21 @@ pub fn finish(world: &World) {
         }
     }
     world.settle();
+    if world.layout.promise.settles {
+        for (name, status) in [("keyed", "sold"), ("reused", "pending")] {
+            let asked = world
+                .history()
+                .events
+                .iter()
+                .any(|e| matches!(&e.call, Call::Create { body, .. } if body["name"] == name));
+            if asked {
+                for _ in 0..2 {
+                    world.create(next(), layout, pet_body(name, status), Some("k-1"));
+                    world.settle();
+                }
+            }
+        }
+    }
     let walks = world.walks.lock().unwrap().len() as u64;
     for walk in 0..walks {
         world.walk_to_end(next(), walk, 40);

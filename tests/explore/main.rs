@@ -97,6 +97,14 @@ fn pairs_on_the_replicated_layout() {
     pairs_on(LAYOUTS[0]);
 }
 
+/// The two requests served by two replicas, neither seeing the other's
+/// writes until the run settles.
+#[test]
+#[cfg(feature = "edge")]
+fn pairs_on_the_replicated_layout_on_3_replicas() {
+    pairs_on(LAYOUTS[1]);
+}
+
 /// Schedules of three and four requests under PCT, per layout.
 const SCHEDULES: usize = 3500;
 

@@ -2,7 +2,8 @@
 //! (shuttle's PCT: priorities drawn per run, changed at a few random
 //! points, which finds bugs of small depth with a known probability), each
 //! request a thread that yields at every scheduling point of the store; a
-//! fault at a chosen call in a third of the runs. Every run is finished
+//! fault at a chosen call in a third of the runs; on replicas, a thread
+//! that delivers writes to replicas early. Every run is finished
 //! and judged by the model; a failing run prints the schedule that
 //! replays it: kept in `found.rs` as
 //! `shuttle::replay(move || one(&bases(layout)), "…")`.
@@ -20,6 +21,11 @@ use crate::world::{Layout, World};
 
 /// PCT's depth: bugs that need up to this many priority changes.
 const DEPTH: usize = 3;
+
+/// On replicas, how many times a run's replicator thread delivers a write
+/// early (the rest arrive once the clock passes their delay).
+const DELIVERIES: usize = 8;
+const TICK_MS: u64 = 400;
 
 /// `iterations` runs of PCT on `layout`, from each of its states in turn;
 /// the runs made.
@@ -61,7 +67,7 @@ fn one(bases: &[(State, World)]) {
     world
         .shared
         .set_yielder(Some(Arc::new(|_| shuttle::thread::yield_now())));
-    let threads: Vec<_> = requests
+    let mut threads: Vec<_> = requests
         .iter()
         .enumerate()
         .map(|(n, kind)| {
@@ -69,6 +75,10 @@ fn one(bases: &[(State, World)]) {
             shuttle::thread::spawn(move || cases::run(&world, kind, n))
         })
         .collect();
+    if base.layout.replicas > 1 {
+        let world = world.clone();
+        threads.push(shuttle::thread::spawn(move || deliver(&world)));
+    }
     for thread in threads {
         thread.join().expect("a request's thread");
     }
@@ -81,5 +91,20 @@ fn one(bases: &[(State, World)]) {
             base.layout.name
         );
         panic!("{}", report(&what, &violations, &world));
+    }
+}
+
+/// The replication of a run on replicas, as a thread of its own: at points
+/// the scheduler picks, one write on its way (drawn: so they arrive out of
+/// order) reaches its replica.
+fn deliver(world: &World) {
+    let mut rng = shuttle::rand::thread_rng();
+    for _ in 0..DELIVERIES {
+        shuttle::thread::yield_now();
+        if rng.gen_bool(0.5) {
+            world.shared.deliver_one(rng.gen_range(0..64));
+        } else {
+            world.advance_ms(TICK_MS);
+        }
     }
 }

@@ -2,7 +2,6 @@
 //! requests sent to it (each through the component's own router, on its own
 //! platform), the history they make, and the walks they follow.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use http::Method;
@@ -10,6 +9,7 @@ use petstore::request::{Body, Request};
 use petstore::routes;
 use petstore_testkit::explore::{ExplorePlatform, Fault, Shared};
 use petstore_testkit::model::{self, Answer, Call, Event, History, Promise, Violation};
+use petstore_testkit::replicated::Replicated;
 use petstore_testkit::{next_of, Backend, Data};
 use serde_json::{json, Value};
 
@@ -24,8 +24,13 @@ pub const MAX_WAITS: u64 = 16;
 pub const LEASE_MS: u64 = 10_000;
 pub const START_MS: u64 = 1_800_000_000_000;
 /// How far [`World::settle`] moves the clock: past the replicated layout's
-/// commit window (1 s), with `replication_ms` and `clock_skew_ms` 0.
+/// window for a create's write to land (1 s, its `LANDS_WITHIN_MS`) and
+/// (on replicas) `replication_ms`; `clock_skew_ms` is 0.
 pub const SETTLE_MS: u64 = 1_001;
+/// On replicas, the most a write takes to reach another (each write's
+/// delay is drawn up to it; the explorer may deliver it earlier): the
+/// instances' `replication_ms`.
+pub const REPLICATION_MS: u64 = 1_000;
 const KEY: &str = "explore-key";
 
 /// A layout on a backend, as its instances are configured.
@@ -38,6 +43,8 @@ pub struct Layout {
     /// `catalogue_layout` of its instances.
     pub layout: &'static str,
     pub promise: Promise,
+    /// Replicas of the store (the edge build's platform); 1: one store.
+    pub replicas: usize,
 }
 
 /// A walk of the `next` links, begun by some request.
@@ -54,7 +61,6 @@ pub struct Walk {
 pub struct World {
     pub layout: Layout,
     pub shared: Arc<Shared>,
-    pub clock_ms: Arc<AtomicU64>,
     pub history: Mutex<History>,
     pub walks: Mutex<Vec<Walk>>,
     /// The pets' data is corrupt on purpose: 500s are allowed.
@@ -67,10 +73,13 @@ pub struct World {
 
 impl World {
     pub fn new(layout: Layout) -> World {
+        let shared = match layout.replicas {
+            1 => Shared::new(Data::new(layout.backend), START_MS),
+            n => Shared::replicated(Replicated::new(n, 0..=REPLICATION_MS, 7), START_MS),
+        };
         World {
             layout,
-            shared: Shared::new(Data::new(layout.backend)),
-            clock_ms: Arc::new(AtomicU64::new(START_MS)),
+            shared,
             history: Mutex::new(History::default()),
             walks: Mutex::new(Vec::new()),
             corrupt: false,
@@ -84,7 +93,6 @@ impl World {
         World {
             layout: self.layout,
             shared: self.shared.fork(),
-            clock_ms: Arc::new(AtomicU64::new(self.clock_ms.load(Ordering::SeqCst))),
             history: Mutex::new(self.history().clone()),
             walks: Mutex::new(self.walks.lock().unwrap().clone()),
             corrupt: self.corrupt,
@@ -103,23 +111,32 @@ impl World {
         self.faulted = true;
     }
 
-    /// Moves the clock on.
+    /// Moves the clock on (on replicas, delivering the writes due).
     pub fn advance_ms(&self, ms: u64) {
-        self.clock_ms.fetch_add(ms, Ordering::SeqCst);
+        self.shared.advance_ms(ms);
+    }
+
+    /// The instances' `replication_ms`: 0 on one store.
+    fn replication_ms(&self) -> u64 {
+        match self.layout.replicas {
+            1 => 0,
+            _ => REPLICATION_MS,
+        }
     }
 
     /// On the replicated layout (the edge build), moves the clock past the
-    /// horizon (its create's 1 s commit window: no replication here), so
-    /// that every pet committed so far is listable, and says so in the
-    /// history; elsewhere nothing.
+    /// horizon (its create's 1 s commit window and the replication delay,
+    /// which delivers every write on its way), so that every pet committed
+    /// so far is listable, and says so in the history; elsewhere nothing.
     pub fn settle(&self) {
         if !self.layout.promise.settles {
             return;
         }
-        self.advance_ms(SETTLE_MS);
+        self.advance_ms(SETTLE_MS + self.replication_ms());
         let at = self.shared.tick();
         self.history.lock().unwrap().push(Event {
             client: usize::MAX,
+            replica: None,
             start: at,
             end: at,
             call: Call::Settle,
@@ -142,12 +159,12 @@ impl World {
             ("cors_origins", String::new()),
             ("key_value_backend", self.layout.declared.to_string()),
             ("catalogue_layout", layout.to_string()),
-            // The edge build's store: one, no replication, no skew.
-            ("replication_ms", "0".to_string()),
+            // The edge build's store: one, or replicas; no skew.
+            ("replication_ms", self.replication_ms().to_string()),
             ("clock_skew_ms", "0".to_string()),
         ];
         let seed = (request as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
-        let platform = ExplorePlatform::new(variables, self.clock_ms.clone(), seed);
+        let platform = ExplorePlatform::new(variables, self.shared.clock(), seed);
         let start = self.shared.tick();
         let handled = routes::handle(&http.request(), &platform, &self.shared.handle(request));
         let end = self.shared.tick();
@@ -173,6 +190,7 @@ impl World {
         };
         let event = Event {
             client: request,
+            replica: self.shared.replica_of(request),
             start,
             end,
             call,

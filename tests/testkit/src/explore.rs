@@ -7,6 +7,11 @@
 //! `increment` read and its conditional write. What happens at a point is
 //! the explorer's (run another request whole, or let a scheduler switch
 //! threads); faults strike a request's n-th call. Semantics: [`Data`].
+//!
+//! Or the store is replicated ([`Replicated`]: the edge build's platform):
+//! request n is served by replica n mod N and sees its writes at once; the
+//! others get them when the explorer delivers them (at its points, in any
+//! order) or, at the latest, once the run's clock passes their delay.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -15,6 +20,7 @@ use petstore::platform::Platform;
 use petstore::store::{KvStore, StoreError, SwapReport};
 
 use crate::data::{Data, Seen};
+use crate::replicated::{ReplicaStore, Replicated};
 use crate::Backend;
 
 /// What strikes a call.
@@ -54,9 +60,13 @@ pub struct Fault {
 /// What runs at a scheduling point, told which request reached it.
 pub type Yielder = Arc<dyn Fn(usize) + Send + Sync>;
 
-/// The store every request shares, and the history's clock.
+/// The store every request shares, the history's clock, and the
+/// platform's clock (ms; waits move it on).
 pub struct Shared {
     data: Mutex<Data>,
+    /// Replicas in place of `data`.
+    replicated: Option<Replicated>,
+    clock_ms: Arc<AtomicU64>,
     /// One tick per scheduling point and per request sent or answered.
     ticks: AtomicU64,
     faults: Mutex<Vec<Fault>>,
@@ -68,9 +78,23 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(data: Data) -> Arc<Shared> {
+    /// A store holding `data`, its platform's clock at `clock_ms`.
+    pub fn new(data: Data, clock_ms: u64) -> Arc<Shared> {
+        Shared::with(data, None, clock_ms)
+    }
+
+    /// A replicated store (its writes delivered once the clock passes their
+    /// delay, or earlier by [`Shared::deliver_one`]).
+    pub fn replicated(set: Replicated, clock_ms: u64) -> Arc<Shared> {
+        set.advance_to(clock_ms);
+        Shared::with(Data::new(Backend::Sqlite), Some(set), clock_ms)
+    }
+
+    fn with(data: Data, replicated: Option<Replicated>, clock_ms: u64) -> Arc<Shared> {
         Arc::new(Shared {
             data: Mutex::new(data),
+            replicated,
+            clock_ms: Arc::new(AtomicU64::new(clock_ms)),
             ticks: AtomicU64::new(0),
             faults: Mutex::new(Vec::new()),
             calls: Mutex::new(Vec::new()),
@@ -82,7 +106,8 @@ impl Shared {
     /// A new store holding what this one holds, its clock where this one's
     /// stands, no faults, no calls made.
     pub fn fork(&self) -> Arc<Shared> {
-        let fork = Shared::new(self.data());
+        let replicated = self.replicated.as_ref().map(Replicated::fork);
+        let fork = Shared::with(self.data(), replicated, self.now_ms());
         fork.ticks
             .store(self.ticks.load(Ordering::SeqCst), Ordering::SeqCst);
         fork
@@ -96,6 +121,36 @@ impl Shared {
         }
     }
 
+    /// The platform's clock, which the requests' platforms share.
+    pub fn clock(&self) -> Arc<AtomicU64> {
+        self.clock_ms.clone()
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.clock_ms.load(Ordering::SeqCst)
+    }
+
+    /// Moves the platform's clock on (delivering the writes due by then).
+    pub fn advance_ms(&self, ms: u64) {
+        self.clock_ms.fetch_add(ms, Ordering::SeqCst);
+        if let Some(set) = &self.replicated {
+            set.advance_to(self.now_ms());
+        }
+    }
+
+    /// The replica that serves request `request`; `None`: one store.
+    pub fn replica_of(&self, request: usize) -> Option<usize> {
+        self.replicated.as_ref().map(|set| request % set.replicas())
+    }
+
+    /// Delivers write number `pick` of those on their way to a replica
+    /// (early: before the clock passes its delay); whether there was one.
+    pub fn deliver_one(&self, pick: usize) -> bool {
+        self.replicated
+            .as_ref()
+            .is_some_and(|set| set.deliver_one(pick))
+    }
+
     pub fn set_yielder(&self, yielder: Option<Yielder>) {
         *lock(&self.yielder) = yielder;
     }
@@ -104,19 +159,37 @@ impl Shared {
         lock(&self.faults).push(fault);
     }
 
-    /// A copy of the data as it stands.
-    pub fn data(&self) -> Data {
+    /// A copy of the data as it stands (of one store: replicas have none).
+    fn data(&self) -> Data {
         lock(&self.data).clone()
     }
 
-    /// The stored value of `key`, outside any request.
-    pub fn peek(&self, key: &str) -> Option<Vec<u8>> {
-        lock(&self.data).peek(key).map(<[u8]>::to_vec)
+    /// The keys stored (on replicas: the first's).
+    pub fn keys(&self) -> Vec<String> {
+        match &self.replicated {
+            Some(set) => set.serve(0).list_keys().unwrap_or_default(),
+            None => lock(&self.data).keys().cloned().collect(),
+        }
     }
 
-    /// Writes a value outside any request (a state a release or a failure left).
+    /// The stored value of `key`, outside any request (on replicas: the
+    /// first's).
+    pub fn peek(&self, key: &str) -> Option<Vec<u8>> {
+        match &self.replicated {
+            Some(set) => set.peek(0, key),
+            None => lock(&self.data).peek(key).map(<[u8]>::to_vec),
+        }
+    }
+
+    /// Writes a value outside any request (a state a release or a failure
+    /// left; on replicas, on every one at once).
     pub fn put(&self, key: &str, value: &[u8]) {
-        lock(&self.data).set(key, value);
+        match &self.replicated {
+            Some(set) => {
+                (0..set.replicas()).for_each(|r| drop(set.serve(r).set(key, value)));
+            }
+            None => lock(&self.data).set(key, value),
+        }
     }
 
     /// The clock: the next tick.
@@ -196,6 +269,14 @@ impl Handle {
         lock(&self.shared.data)
     }
 
+    /// On replicas, the one serving this request, the writes due by the
+    /// clock delivered first.
+    fn replica(&self) -> Option<ReplicaStore> {
+        let set = self.shared.replicated.as_ref()?;
+        set.advance_to(self.shared.now_ms());
+        Some(set.serve(self.request % set.replicas()))
+    }
+
     fn backend(&self) -> Backend {
         self.data().backend()
     }
@@ -216,6 +297,9 @@ impl KvStore for Handle {
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let strike = self.enter("get")?;
+        if let Some(replica) = self.replica() {
+            return replied(strike, "get", replica.get(key)?);
+        }
         let mut data = self.data();
         data.check_key(key)?;
         let value = data.get(key);
@@ -225,13 +309,19 @@ impl KvStore for Handle {
     /// Each key read at its own moment, with a point between two.
     fn get_many(&self, keys: &[String]) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
         let strike = self.enter("get-many")?;
-        self.data().check_get_many(keys)?;
+        if self.replica().is_none() {
+            self.data().check_get_many(keys)?;
+        }
         let mut found = Vec::new();
         for (n, key) in keys.iter().enumerate() {
             if n > 0 {
                 self.point();
             }
-            if let Some(value) = self.data().get(key) {
+            let value = match self.replica() {
+                Some(replica) => replica.get(key)?,
+                None => self.data().get(key),
+            };
+            if let Some(value) = value {
                 found.push((key.clone(), value));
             }
         }
@@ -241,12 +331,16 @@ impl KvStore for Handle {
 
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         let strike = self.enter("set")?;
-        self.data().set(key, value);
+        match self.replica() {
+            Some(replica) => replica.set(key, value)?,
+            None => self.data().set(key, value),
+        }
         replied(strike, "set", ())
     }
 
     /// One step on SQLite and Redis; pair by pair, with points between,
-    /// on DynamoDB.
+    /// on DynamoDB and on replicas (whose platform does not promise a batch
+    /// whole).
     fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
         let strike = self.enter("set-many")?;
         let partial = match strike {
@@ -255,10 +349,22 @@ impl KvStore for Handle {
             _ => None,
         };
         if let Some((key, value)) = partial {
-            self.data().set(key, value);
+            match self.replica() {
+                Some(replica) => replica.set(key, value)?,
+                None => self.data().set(key, value),
+            }
             return Err(StoreError("set-many failed part-way".into()));
         }
-        if self.backend() == Backend::Dynamo {
+        if self.replica().is_some() {
+            for (n, (key, value)) in pairs.iter().enumerate() {
+                if n > 0 {
+                    self.point();
+                }
+                if let Some(replica) = self.replica() {
+                    replica.set(key, value)?;
+                }
+            }
+        } else if self.backend() == Backend::Dynamo {
             for (n, (key, value)) in pairs.iter().enumerate() {
                 if n > 0 {
                     self.point();
@@ -278,6 +384,9 @@ impl KvStore for Handle {
     /// write conditioned on the value read (a race lost fails the call).
     fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
         let strike = self.enter("increment")?;
+        if let Some(replica) = self.replica() {
+            return replica.increment(key, delta);
+        }
         let next = if self.backend() == Backend::Dynamo {
             let read = self.data().counter(key)?;
             self.point();
@@ -290,19 +399,28 @@ impl KvStore for Handle {
 
     fn cas_begin(&self, key: &str) -> Result<(ExploreCas, Option<Vec<u8>>), StoreError> {
         self.enter("cas.current")?;
+        if let Some(replica) = self.replica() {
+            replica.cas_begin(key)?;
+        }
         let (seen, current) = self.data().cas_begin(key);
         Ok((ExploreCas(seen), current))
     }
 
     fn cas_swap(&self, cas: ExploreCas, value: &[u8]) -> Result<SwapReport, StoreError> {
         let strike = self.enter("swap")?;
+        if let Some(replica) = self.replica() {
+            return replica.cas_swap((), value);
+        }
         let report = self.data().cas_swap(&cas.0, value);
         replied(strike, "swap", report)
     }
 
     fn list_keys(&self) -> Result<Vec<String>, StoreError> {
         let strike = self.enter("list-keys")?;
-        let keys = self.data().keys().cloned().collect();
+        let keys = match self.replica() {
+            Some(replica) => replica.list_keys()?,
+            None => self.data().keys().cloned().collect(),
+        };
         replied(strike, "list-keys", keys)
     }
 }
