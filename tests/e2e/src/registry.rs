@@ -88,10 +88,16 @@ impl Registry {
     /// `spin registry push --insecure <address>/<name>:<tag>` of the
     /// project's `spin.toml` (built); the reference pushed.
     pub fn push(&self, name: &str, tag: &str) -> String {
+        self.push_manifest("spin.toml", name, tag)
+    }
+
+    /// The same, of the app `manifest` (in the workspace) describes: the
+    /// edge build's `spin-edge.toml`, say.
+    pub fn push_manifest(&self, manifest: &str, name: &str, tag: &str) -> String {
         let reference = format!("{}/{name}:{tag}", self.address);
         let pushed = Command::new(binary())
             .current_dir(workspace())
-            .args(["registry", "push", "--insecure", &reference])
+            .args(["registry", "push", "-f", manifest, "--insecure", &reference])
             .output()
             .expect("spin registry push");
         assert!(

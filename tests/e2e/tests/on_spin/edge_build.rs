@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use petstore_e2e::client::{distinct_ids, fan_out, pet_body};
+use petstore_e2e::registry::{release_version, Registry};
 use petstore_e2e::spin::{build_edge, SpinUp};
 use petstore_e2e::stores::{Backend, Store};
 use petstore_e2e::workspace;
@@ -135,5 +136,41 @@ fn the_default_build_refuses_a_store_the_edge_build_wrote() {
     assert_eq!(
         store.direct().peek("ctr:id").as_deref(),
         Some(&b"petstore-replicated 1"[..])
+    );
+}
+
+/// Shipped as the default build is: pushed with its own manifest to an OCI
+/// registry (`spin registry push -f spin-edge.toml`), and served by `spin
+/// up --from` it, the manifest's variables and all.
+#[test]
+fn the_edge_build_pushed_to_a_registry_serves_from_it() {
+    build_edge();
+    let registry = Registry::start();
+    let reference = registry.push_manifest("spin-edge.toml", "petstore-edge", &release_version());
+    let store = Store::new(Backend::Sqlite);
+    let spin = store
+        .launch_release(&workspace().join("spin-edge.toml"))
+        .from_registry(&reference)
+        .variable("replication_ms", "0")
+        .variable("clock_skew_ms", "0")
+        .start();
+    let health = spin.api.get("/v1/health");
+    assert_eq!(
+        health.json(),
+        serde_json::json!({"status":"ok","layout":"replicated"})
+    );
+    let id = spin.api.create("Rex", "sold");
+    assert!((1..1i64 << 53).contains(&id), "{id}");
+    let pet = spin.api.get(&format!("/v1/pets/{id}"));
+    assert_eq!(
+        (pet.status, pet.json()["name"].as_str()),
+        (200, Some("Rex"))
+    );
+    std::thread::sleep(SETTLE);
+    assert_eq!(spin.api.walk("/v1/pets?status=sold"), vec![id]);
+    assert_eq!(
+        store.direct().peek("ctr:id").as_deref(),
+        Some(&b"petstore-replicated 1"[..]),
+        "the edge build's mark: this is the edge module"
     );
 }
