@@ -3,7 +3,9 @@
 //! the lease that keeps its key to it.
 
 use crate::errors::ApiError;
-use crate::model::{NewPet, Pet};
+use crate::model::{IdempotencyKey, NewPet, Pet};
+
+use super::keys::record_key;
 
 /// The time a keyed create runs at, and how long an unfinished create
 /// keeps its key to itself.
@@ -31,6 +33,26 @@ pub struct Keyed {
 }
 
 impl Keyed {
+    /// A create of `new` under `key`.
+    pub fn new(key: &IdempotencyKey, new: NewPet, lease: Lease) -> Keyed {
+        Keyed {
+            record_key: record_key(key),
+            new,
+            lease,
+        }
+    }
+
+    /// A keyed create's store failure as its client reads it: whatever the
+    /// store did, a retry with the same key ends in one pet.
+    pub fn unavailable(error: ApiError) -> ApiError {
+        match error {
+            ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {
+                ApiError::KeyedCreateUnavailable(e)
+            }
+            other => other,
+        }
+    }
+
     /// 409 while a create that began at `started_ms` may still be at work.
     pub fn within_lease(&self, started_ms: u64) -> Result<(), ApiError> {
         let ends = started_ms.saturating_add(self.lease.lease_ms);

@@ -11,7 +11,7 @@ use crate::store::KvStore;
 use super::backend::{self, Batches, Reads};
 use super::counters::{self, Counters};
 use super::created::{Created, Keyed, Lease};
-use super::keys::{decode_counter, pet_key, record_key, ID_COUNTER};
+use super::keys::{decode_counter, pet_key, ID_COUNTER};
 use super::lanes::{self, Geometry, Lanes};
 use super::layout::{unknown_format, Deployment, Layout, LayoutName, Page};
 use super::listed::Listed;
@@ -225,17 +225,8 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         let Some((key, lease)) = key else {
             return layout.create(&store, new).map(Created::Pet);
         };
-        let keyed = Keyed {
-            record_key: record_key(key),
-            new,
-            lease,
-        };
-        layout.keyed(&store, &keyed).map_err(|e| match e {
-            ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {
-                ApiError::KeyedCreateUnavailable(e)
-            }
-            other => other,
-        })
+        let keyed = Keyed::new(key, new, lease);
+        layout.keyed(&store, &keyed).map_err(Keyed::unavailable)
     }
 
     /// What `/v1/health` says of the store: `{"status":"ok",…}` with its

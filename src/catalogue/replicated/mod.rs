@@ -15,7 +15,7 @@ use crate::retry::{Policy, Retrying};
 use crate::store::KvStore;
 
 use super::created::{Created, Keyed, Lease};
-use super::keys::{pet_key, record_key, ID_COUNTER};
+use super::keys::{pet_key, ID_COUNTER};
 use super::layout::{cursor_not_made_here, Deployment, Page};
 use super::listed::Listed;
 use super::pending::Clock;
@@ -119,17 +119,8 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         let Some((key, lease)) = key else {
             return create::create(&store, new).map(Created::Pet);
         };
-        let keyed = Keyed {
-            record_key: record_key(key),
-            new,
-            lease,
-        };
-        create::keyed(&store, &keyed).map_err(|e| match e {
-            ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {
-                ApiError::KeyedCreateUnavailable(e)
-            }
-            other => other,
-        })
+        let keyed = Keyed::new(key, new, lease);
+        create::keyed(&store, &keyed).map_err(Keyed::unavailable)
     }
 
     /// What `/v1/health` says of the store (one `get` of `ctr:id`).
