@@ -554,7 +554,7 @@ impl Edge {
         let calls = store.calls.get();
         (
             status,
-            format!("{calls} | {calls} | {} | {listed}", store.writes.get()),
+            format!("{calls} | {} | {listed}", store.writes.get()),
         )
     }
 }

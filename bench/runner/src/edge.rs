@@ -8,16 +8,21 @@
 //! Then the page after a burst: the unfiltered list walked to its end, 100
 //! creates, and that last page requested again (pieces not built yet), as
 //! a syncing client does; several bursts.
+//!
+//! [`edge_build`]: the same round trips of the edge build (`spin-edge.toml`)
+//! on one table it fills through its API (its ids are random).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{bail, Result};
 use petstore::model::PetStatus;
-use petstore_e2e::stores::Backend;
+use petstore_e2e::stores::{Backend, Store};
 
 use crate::load;
 use crate::measure::{self, ours_request};
-use crate::operations::{self, Operation};
+use crate::operations::{self, Kind, Operation};
 use crate::options::Options;
 use crate::setup::{Deployment, Serving};
 use crate::walks;
@@ -94,4 +99,80 @@ fn deep_page(d: &Deployment, pets: usize) -> Result<String> {
             None => bail!("the list ends before id {wanted}"),
         }
     }
+}
+
+/// Round trips of the edge build's operations: two `spin up` of
+/// `spin-edge.toml` on one DynamoDB Local table, one straight to it and
+/// one through the delay line, the table filled with `pets` pets through
+/// the API (one in three of each status), listed once their second has
+/// passed (the create's window; no replication on one store).
+pub fn edge_build(o: &Options, serving: &Serving) -> Result<()> {
+    let rtt = serving.rtt("edge-build")?;
+    let statuses = ["available", "pending", "sold"];
+    for &pets in &o.pets {
+        let store = Arc::new(Store::new(Backend::Dynamo));
+        let near = Deployment::edge_build(store.clone(), &serving.straight());
+        let far = Deployment::edge_build(store, serving);
+        let ids: Vec<i64> = (0..pets)
+            .map(|i| near.spin.api.create(&format!("p{i}"), statuses[i % 3]))
+            .collect();
+        std::thread::sleep(Duration::from_millis(1_200));
+        let some = ids.get(pets / 2).copied().unwrap_or(1);
+        let op = |name, path: String, kind| Operation {
+            name,
+            path,
+            kind,
+            value_bytes: 0,
+        };
+        let operations = [
+            op("getPet", format!("/v1/pets/{some}"), Kind::Read),
+            op("listPets (a page of 20)", "/v1/pets".into(), Kind::Read),
+            op(
+                "listPets?limit=100",
+                "/v1/pets?limit=100".into(),
+                Kind::Read,
+            ),
+            op(
+                "listPets?limit=100&status=sold",
+                "/v1/pets?limit=100&status=sold".into(),
+                Kind::Read,
+            ),
+            op("createPet", "/v1/pets".into(), Kind::Create),
+            op(
+                "createPet, new Idempotency-Key",
+                "/v1/pets".into(),
+                Kind::KeyedCreate,
+            ),
+            op("createPet, replayed", "/v1/pets".into(), Kind::Replay),
+        ];
+        println!(
+            "\n## Round trips, the edge build, DynamoDB Local, {pets} pets, +{rtt} ms a call\n"
+        );
+        println!(
+            "| operation | KV calls | p50 straight ms | p50 through the line ms | round trips |"
+        );
+        println!("|---|---:|---:|---:|---:|");
+        for op in operations {
+            if !o.only.is_empty() && !o.only.iter().any(|n| op.name.contains(n)) {
+                continue;
+            }
+            let cost = measure::count(&far, &op, o.counted)?;
+            let request = ours_request(&op);
+            let (a, b) = load::alternate(
+                [&near.address(), &far.address()],
+                &request,
+                &request,
+                1,
+                o.seconds,
+            )?;
+            let (p_near, p_far) = (a.percentile(0.5), b.percentile(0.5));
+            println!(
+                "| {} | {:.2} | {p_near:.2} | {p_far:.2} | {:.2} |",
+                op.name,
+                cost.calls,
+                (p_far - p_near) / rtt
+            );
+        }
+    }
+    Ok(())
 }

@@ -55,6 +55,7 @@ fn main() -> Result<()> {
         Mode::Pages => pages::run(&o, &serving),
         Mode::Scale => scale::run(&o, &serving),
         Mode::Edge => edge::run(&o, &serving),
+        Mode::EdgeBuild => edge::edge_build(&o, &serving),
         Mode::Creates => creates::run(&o, &serving),
         Mode::Walks => walks::run(&o, &serving),
         Mode::Move => moving::run(&o, &serving),

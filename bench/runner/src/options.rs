@@ -18,6 +18,8 @@ pub enum Mode {
     /// Round trips per operation: DynamoDB Local straight and through the
     /// delay line (`--dynamo-rtt-ms`), side by side.
     Edge,
+    /// The same of the edge build (`spin-edge.toml`, the replicated layout).
+    EdgeBuild,
     /// Creates per second on DynamoDB Local: for each delay a call
     /// (`--delays`), each number of `spin up` instances on one table
     /// (`--instances`) and each number of clients (`--connections`).
@@ -68,7 +70,7 @@ pub struct Options {
     pub operations: usize,
 }
 
-const USAGE: &str = "--mode tables|throughput|pages|scale|edge|creates|walks|move|history|capacity|engine --backends sqlite,redis,dynamo \
+const USAGE: &str = "--mode tables|throughput|pages|scale|edge|edge-build|creates|walks|move|history|capacity|engine --backends sqlite,redis,dynamo \
                      --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
                      --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N --moved N \
                      --operations N";
@@ -80,6 +82,7 @@ fn mode(name: &str) -> Option<Mode> {
         "pages" => Some(Mode::Pages),
         "scale" => Some(Mode::Scale),
         "edge" => Some(Mode::Edge),
+        "edge-build" => Some(Mode::EdgeBuild),
         "creates" => Some(Mode::Creates),
         "walks" => Some(Mode::Walks),
         "move" => Some(Mode::Move),
