@@ -64,12 +64,14 @@ pub enum ApiError {
     /// happened, a retry with the same key ends in exactly one pet.
     KeyedCreateUnavailable(StoreError),
     /// The edge build: a create's write landed `took_ms` after its place
-    /// in the lists' order, later than the commit window. Pet `id` is
-    /// stored, but walks already past its place will not list it.
+    /// in the lists' order, later than the window (`window_ms`) a write may
+    /// take. Pet `id` is stored, but walks already past its place will not
+    /// list it.
     #[cfg(feature = "edge")]
     CreateLandedLate {
         id: i64,
         took_ms: u64,
+        window_ms: u64,
     },
     Internal(String),
     /// The request needs a Spin variable that is unusable: a 500, loudly,
@@ -177,12 +179,16 @@ impl ApiError {
                     .into()
             }
             #[cfg(feature = "edge")]
-            ApiError::CreateLandedLate { id, took_ms } => format!(
-                "the data store took {took_ms} ms to store pet {id}, longer than the {} ms \
-                 a create may take here: the pet was stored, but walks of the list that \
-                 were already past its place will not list it. Look for it (getPet {id}) \
-                 before creating it again; a retry with the same Idempotency-Key answers it",
-                crate::catalogue::LANDS_WITHIN_MS
+            ApiError::CreateLandedLate {
+                id,
+                took_ms,
+                window_ms,
+            } => format!(
+                "the data store took {took_ms} ms to store pet {id}, longer than the \
+                 {window_ms} ms a create may take here: the pet was stored, but walks of \
+                 the list that were already past its place will not list it. Look for it \
+                 (getPet {id}) before creating it again; a retry with the same \
+                 Idempotency-Key answers it"
             ),
             ApiError::Internal(_) | ApiError::Misconfigured(_) => "internal error".into(),
             ApiError::Unserviceable(_) => {

@@ -36,7 +36,7 @@ mod replicated;
 #[cfg(not(feature = "edge"))]
 pub use dispatch::Catalogue;
 #[cfg(feature = "edge")]
-pub use replicated::{Catalogue, LANDS_WITHIN_MS};
+pub use replicated::Catalogue;
 
 pub use backend::{Batches, ClaimBy, KvBackend, Reads};
 pub use created::{Created, Keyed, Lease};

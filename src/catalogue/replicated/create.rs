@@ -98,7 +98,11 @@ fn write<S: KvStore>(
         store.set_many(&writes)?;
         let took = store.now_ms().saturating_sub(t_ms);
         if took > LANDS_WITHIN_MS {
-            return Err(ApiError::CreateLandedLate { id, took_ms: took });
+            return Err(ApiError::CreateLandedLate {
+                id,
+                took_ms: took,
+                window_ms: LANDS_WITHIN_MS,
+            });
         }
         return Ok((pet, None));
     }

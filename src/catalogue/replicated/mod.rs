@@ -22,7 +22,7 @@ use super::pending::Clock;
 use super::reader::BATCH_KEYS;
 use super::record::{listed, PetRecord};
 
-pub use create::LANDS_WITHIN_MS;
+use create::LANDS_WITHIN_MS;
 use entry::{Entry, Place};
 use mark::check_mark;
 
