@@ -144,7 +144,10 @@ impl Host {
             }
             Output::Discard => None,
         };
-        let state = RequestState::new(wasi.build(), self.kv.clone(), self.loaded.clone());
+        let clock = self.clock.clone();
+        let now_ms = Arc::new(move || clock.now().as_millis() as u64);
+        let kv = self.kv.for_request(now_ms);
+        let state = RequestState::new(wasi.build(), kv, self.loaded.clone());
         let mut store = Store::new(self.loaded.pre.engine(), state);
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let req = store

@@ -11,5 +11,6 @@ mod cost;
 mod idempotency;
 mod index;
 mod quirks;
+mod replicated;
 mod size;
 mod support;

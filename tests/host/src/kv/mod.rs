@@ -11,11 +11,13 @@
 //!
 //! One [`KvStore`] (`store`: counters and armed [`Fault`]s over an engine)
 //! is shared by every request, as Spin's `default` store is shared by every
-//! instance.
+//! instance; or, replicated ([`KvStore::replicated`], the edge build's
+//! platform), each request gets the next replica.
 
 pub mod dynamo;
 pub mod memory;
 pub mod redis;
+pub mod replicated;
 pub mod sqlite;
 mod store;
 

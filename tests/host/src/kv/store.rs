@@ -1,10 +1,14 @@
 //! The store the host serves: an engine, exact counters of every call, and
 //! armed faults that fire at their call.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use anyhow::Result;
 
+use petstore_testkit::replicated::Replicated;
+
+use super::replicated::{Clock, ReplicaEngine};
 use super::{
     memory, Backend, Engine, EngineCas, Fault, KeyValue, KvError, KvResult, Location, Part,
 };
@@ -68,6 +72,8 @@ pub struct KvStore {
     /// The same engine when it is the memory one (preloading dumps it).
     memory: Option<memory::MemoryEngine>,
     control: Arc<Mutex<Control>>,
+    /// Replicas, and the next request's.
+    replicas: Option<(Replicated, Arc<AtomicUsize>)>,
 }
 
 impl KvStore {
@@ -84,7 +90,43 @@ impl KvStore {
             engine,
             memory,
             control: Arc::default(),
+            replicas: None,
         })
+    }
+
+    /// A store replicated as Akamai Functions' is (`set`): each request
+    /// served by the next replica in turn ([`KvStore::for_request`]); no
+    /// atomics. Counters and faults are the whole store's.
+    pub fn replicated(set: Replicated) -> KvStore {
+        let engine = ReplicaEngine {
+            set: set.clone(),
+            replica: 0,
+            clock: Arc::new(|| 0),
+        };
+        KvStore {
+            backend: Backend::Memory,
+            engine: Arc::new(engine),
+            memory: None,
+            control: Arc::default(),
+            replicas: Some((set, Arc::default())),
+        }
+    }
+
+    /// The store as one request sees it: this one, or on replicas the next
+    /// replica, its writes arriving by `clock` (the one the request reads).
+    pub fn for_request(&self, clock: Clock) -> KvStore {
+        let Some((set, next)) = &self.replicas else {
+            return self.clone();
+        };
+        let replica = next.fetch_add(1, Ordering::SeqCst) % set.replicas();
+        KvStore {
+            engine: Arc::new(ReplicaEngine {
+                set: set.clone(),
+                replica,
+                clock,
+            }),
+            ..self.clone()
+        }
     }
 
     pub fn backend(&self) -> Backend {
