@@ -718,3 +718,45 @@ fn a_create_whose_write_lands_past_its_window_answers_503_naming_its_pet() {
     edge.set.advance(SETTLE_MS);
     assert_eq!(edge.walk(0, "/v1/pets"), [id]);
 }
+
+/// The edge build's document says what it does: ids at random, lists by
+/// creation time once settled, keyed creates within a replica's reach
+/// (openapi/edge-overlay.txt over openapi/petstore-v1.json); the rest is
+/// the default build's, and the document is still JSON.
+#[test]
+fn the_edge_builds_document_describes_its_ids_order_and_keyed_creates() {
+    let edge = Edge::new(Replicated::new(1, 0..=0, 3), 0);
+    let r = edge.request(0, Method::GET, "/v1/openapi.json", &[], "");
+    assert_eq!(r.status.as_u16(), 200);
+    let document = json(&r);
+    let info = document["info"]["description"].as_str().unwrap();
+    assert!(info.contains("ids are drawn at random"), "{info}");
+    assert!(info.contains("Lists are by creation time"), "{info}");
+    assert!(!info.contains("1, 2, 3, ..."), "{info}");
+    assert!(!info.contains("ascending `id`"), "{info}");
+    let create = document["paths"]["/pets"]["post"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(create.contains("no lease, no 409"), "{create}");
+    let id = &document["components"]["schemas"]["Pet"]["properties"]["id"]["description"];
+    assert_eq!(
+        id,
+        "Assigned by the service: drawn at random in 1 ... 2^53 - 1."
+    );
+    let default: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/openapi/petstore-v1.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        document["paths"].as_object().unwrap().len(),
+        default["paths"].as_object().unwrap().len()
+    );
+    assert_eq!(
+        document["components"]["schemas"]["Pet"]["required"],
+        default["components"]["schemas"]["Pet"]["required"]
+    );
+}
