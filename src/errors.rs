@@ -218,6 +218,10 @@ impl ApiError {
             status: status.as_u16(),
         };
         let mut response = Response::json(status, &body).with_header("cache-control", ERROR_CACHE);
+        // Every 503 is worth retrying soon: the store, or a rollout, recovers.
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response = response.with_header("retry-after", RETRY_AFTER_SECONDS.to_string());
+        }
         match self {
             ApiError::Unauthorized { wrong_key } => {
                 let challenge = if wrong_key {
@@ -229,16 +233,6 @@ impl ApiError {
             }
             ApiError::MethodNotAllowed { allow } => {
                 response = response.with_header("allow", allow);
-            }
-            ApiError::StoreUnavailable(_)
-            | ApiError::CreateOutcomeUnknown(_)
-            | ApiError::KeyedCreateUnavailable(_)
-            | ApiError::Unserviceable(_) => {
-                response = response.with_header("retry-after", RETRY_AFTER_SECONDS.to_string());
-            }
-            #[cfg(feature = "edge")]
-            ApiError::CreateLandedLate { .. } => {
-                response = response.with_header("retry-after", RETRY_AFTER_SECONDS.to_string());
             }
             ApiError::IdempotencyKeyInUse {
                 retry_after_seconds,
@@ -289,29 +283,5 @@ impl From<Misconfiguration> for ApiError {
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         ApiError::StoreUnavailable(e)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::error::Error;
-
-    use super::*;
-
-    #[test]
-    fn an_error_reads_as_its_answer_and_keeps_its_cause() {
-        let e = ApiError::StoreUnavailable(StoreError("timeout".into()));
-        assert_eq!(
-            e.to_string(),
-            "503 store_unavailable: the data store is unavailable; nothing was changed, \
-             retry later (key-value store: timeout)"
-        );
-        assert_eq!(e.source().unwrap().to_string(), "key-value store: timeout");
-        let wrong = ApiError::Unauthorized { wrong_key: true };
-        assert_eq!(
-            wrong.to_string(),
-            "401 unauthorized: the API key is not valid"
-        );
-        assert!(wrong.source().is_none());
     }
 }
