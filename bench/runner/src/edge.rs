@@ -34,41 +34,19 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
         let near = Deployment::new(Backend::Dynamo, pets, &straight);
         let far = near.beside(serving);
         let deep = deep_page(&near, pets)?;
-        println!("\n## Round trips, DynamoDB Local, {pets} pets, +{rtt} ms a call\n");
-        println!(
-            "| operation | KV calls | p50 straight ms | p50 through the line ms | round trips |"
-        );
-        println!("|---|---:|---:|---:|---:|");
-        for op in operations::all(pets) {
-            if !o.only.is_empty() && !o.only.iter().any(|n| op.name.contains(n)) {
-                continue;
-            }
-            // The deep page of a lanes store is where a walk reaches it.
-            let op = if op.name.contains("deep cursor") {
+        // The deep page of a lanes store is where a walk reaches it.
+        let operations = operations::all(pets).into_iter().map(|op| {
+            if op.name.contains("deep cursor") {
                 Operation {
                     path: deep.clone(),
                     ..op
                 }
             } else {
                 op
-            };
-            let cost = measure::count(&far, &op, o.counted)?;
-            let request = ours_request(&op);
-            let (a, b) = load::alternate(
-                [&near.address(), &far.address()],
-                &request,
-                &request,
-                1,
-                o.seconds,
-            )?;
-            let (p_near, p_far) = (a.percentile(0.5), b.percentile(0.5));
-            println!(
-                "| {} | {:.2} | {p_near:.2} | {p_far:.2} | {:.2} |",
-                op.name,
-                cost.calls,
-                (p_far - p_near) / rtt
-            );
-        }
+            }
+        });
+        let title = format!("DynamoDB Local, {pets} pets");
+        round_trips(o, &near, &far, rtt, &title, operations)?;
         let everything: BTreeSet<i64> = near.store.handed_out_ids();
         let walked = walks::walk(&near.spin, "/v1/pets?limit=100", 100, &everything)?;
         println!(
@@ -145,34 +123,46 @@ pub fn edge_build(o: &Options, serving: &Serving) -> Result<()> {
             ),
             op("createPet, replayed", "/v1/pets".into(), Kind::Replay),
         ];
-        println!(
-            "\n## Round trips, the edge build, DynamoDB Local, {pets} pets, +{rtt} ms a call\n"
-        );
-        println!(
-            "| operation | KV calls | p50 straight ms | p50 through the line ms | round trips |"
-        );
-        println!("|---|---:|---:|---:|---:|");
-        for op in operations {
-            if !o.only.is_empty() && !o.only.iter().any(|n| op.name.contains(n)) {
-                continue;
-            }
-            let cost = measure::count(&far, &op, o.counted)?;
-            let request = ours_request(&op);
-            let (a, b) = load::alternate(
-                [&near.address(), &far.address()],
-                &request,
-                &request,
-                1,
-                o.seconds,
-            )?;
-            let (p_near, p_far) = (a.percentile(0.5), b.percentile(0.5));
-            println!(
-                "| {} | {:.2} | {p_near:.2} | {p_far:.2} | {:.2} |",
-                op.name,
-                cost.calls,
-                (p_far - p_near) / rtt
-            );
+        let title = format!("the edge build, DynamoDB Local, {pets} pets");
+        round_trips(o, &near, &far, rtt, &title, operations)?;
+    }
+    Ok(())
+}
+
+/// One table: each operation (those `--only` names) counted through `far`,
+/// then alternated between `near` and `far`, request by request; its round
+/// trips = (p50 through the line − p50 straight) ÷ the line's round trip.
+fn round_trips(
+    o: &Options,
+    near: &Deployment,
+    far: &Deployment,
+    rtt: f64,
+    title: &str,
+    operations: impl IntoIterator<Item = Operation>,
+) -> Result<()> {
+    println!("\n## Round trips, {title}, +{rtt} ms a call\n");
+    println!("| operation | KV calls | p50 straight ms | p50 through the line ms | round trips |");
+    println!("|---|---:|---:|---:|---:|");
+    for op in operations {
+        if !o.only.is_empty() && !o.only.iter().any(|n| op.name.contains(n)) {
+            continue;
         }
+        let cost = measure::count(far, &op, o.counted)?;
+        let request = ours_request(&op);
+        let (a, b) = load::alternate(
+            [&near.address(), &far.address()],
+            &request,
+            &request,
+            1,
+            o.seconds,
+        )?;
+        let (p_near, p_far) = (a.percentile(0.5), b.percentile(0.5));
+        println!(
+            "| {} | {:.2} | {p_near:.2} | {p_far:.2} | {:.2} |",
+            op.name,
+            cost.calls,
+            (p_far - p_near) / rtt
+        );
     }
     Ok(())
 }
