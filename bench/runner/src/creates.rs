@@ -7,7 +7,11 @@
 //! delay, or (`--moved N`) one of N pets in the counters layout, which the
 //! first create moves to lanes; the answers that are not 201 are counted,
 //! and the CPU time a create cost DynamoDB Local (`java`) and the Spin
-//! processes, which share this machine's cores with the clients.
+//! processes, which share this machine's cores with the clients. With
+//! `--metered on`, a meter between the instances and the line counts each
+//! figure's DynamoDB calls, items read and units a create (the races'
+//! bill; the meter's own CPU is the bench process's, so its rates are not
+//! the figure's).
 
 use std::time::Duration;
 
@@ -15,6 +19,7 @@ use anyhow::Result;
 use petstore::model::PetStatus;
 use petstore_e2e::cpu;
 use petstore_e2e::line::Line;
+use petstore_e2e::meter::Meter;
 use petstore_e2e::spin::SpinUp;
 use petstore_e2e::stores::{Backend, Store};
 
@@ -28,8 +33,11 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
         "## Creates per second, DynamoDB Local, {} s a figure\n",
         o.seconds
     );
-    println!("| delay a call | instances | clients | creates/s | p50 ms | p99 ms | not 201 | engine CPU ms a create | Spin CPU ms a create |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    print!("| delay a call | instances | clients | creates/s | p50 ms | p99 ms | not 201 | engine CPU ms a create | Spin CPU ms a create |");
+    if o.metered {
+        print!(" calls a create | items read a create (absent) | units a create |");
+    }
+    println!("\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|{}", if o.metered { "---:|---:|---:|" } else { "" });
     let engine = petstore_e2e::dynamo::local().pid;
     let request = create_request();
     // Unmeasured first: DynamoDB Local is Java, and its first seconds run
@@ -60,17 +68,25 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
             let one_way = Duration::from_secs_f64(delay / 2000.0);
             Line::start(local.trim_start_matches("http://"), one_way).expect("the delay line")
         });
+        let endpoint = line.as_ref().map_or_else(
+            || petstore_e2e::dynamo::local().endpoint.clone(),
+            |line| line.endpoint().to_string(),
+        );
+        let meter = o
+            .metered
+            .then(|| Meter::start(endpoint.trim_start_matches("http://")).expect("the meter"));
+        let endpoint = meter
+            .as_ref()
+            .map_or(endpoint, |meter| meter.endpoint().to_string());
         for &instances in &o.instances {
             let running: Vec<SpinUp> = (0..instances)
                 .map(|_| {
-                    let mut launch = store
+                    store
                         .launch()
                         .variable("api_key", &serving.api_key)
-                        .variable("catalogue_layout", "lanes");
-                    if let Some(line) = &line {
-                        launch = launch.env("AWS_ENDPOINT_URL", line.endpoint());
-                    }
-                    launch.start()
+                        .variable("catalogue_layout", "lanes")
+                        .env("AWS_ENDPOINT_URL", &endpoint)
+                        .start()
                 })
                 .collect();
             let addrs: Vec<String> = running
@@ -85,10 +101,13 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
             };
             for &clients in &o.connections {
                 let before = (cpu::of_process(engine), spin_cpu());
+                if let Some(meter) = &meter {
+                    meter.take();
+                }
                 let run = load::closed_over(&addrs, &request, clients, o.seconds)?;
                 let creates = (run.ok.len() + run.failed) as f64;
                 let per_create = |seconds: f64| 1000.0 * seconds / creates;
-                println!(
+                print!(
                     "| {delay} ms | {instances} | {clients} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} |",
                     run.throughput(),
                     run.ok.percentile(0.5),
@@ -97,6 +116,18 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
                     per_create(cpu::of_process(engine) - before.0),
                     per_create(spin_cpu() - before.1),
                 );
+                if let Some(meter) = &meter {
+                    let used = meter.take();
+                    let each = |n: f64| n / creates;
+                    print!(
+                        " {:.2} | {:.1} ({:.1}) | {:.1} |",
+                        each(used.calls as f64),
+                        each(used.items_read as f64),
+                        each(used.absent() as f64),
+                        each(used.units()),
+                    );
+                }
+                println!();
             }
         }
     }

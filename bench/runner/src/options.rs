@@ -66,6 +66,10 @@ pub struct Options {
     /// The creates mode on a moved store: each table first holds this many
     /// pets of the counters layout, moved to lanes by the first create.
     pub moved: usize,
+    /// The creates mode through a meter (`--metered on`): each figure's
+    /// DynamoDB calls, items read and units a create, as the capacity
+    /// mode counts them.
+    pub metered: bool,
     /// The history mode's requests a store.
     pub operations: usize,
 }
@@ -73,7 +77,7 @@ pub struct Options {
 const USAGE: &str = "--mode tables|throughput|pages|scale|edge|edge-build|creates|walks|move|history|capacity|engine --backends sqlite,redis,dynamo \
                      --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
                      --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N --moved N \
-                     --operations N";
+                     --metered on|off --operations N";
 
 fn mode(name: &str) -> Option<Mode> {
     match name {
@@ -119,6 +123,7 @@ pub fn parse() -> Result<Options> {
         delays: vec![0.0, 10.0, 30.0],
         instances: vec![1, 2, 4],
         moved: 0,
+        metered: false,
         operations: 20_000,
     };
     let mut args = std::env::args().skip(1);
@@ -134,6 +139,7 @@ pub fn parse() -> Result<Options> {
             "--delays" => o.delays = list(&value, |v| v.parse().ok())?,
             "--instances" => o.instances = list(&value, |v| v.parse().ok())?,
             "--moved" => o.moved = value.parse()?,
+            "--metered" if ["on", "off"].contains(&value.as_str()) => o.metered = value == "on",
             "--operations" => o.operations = value.parse()?,
             "--pets" => o.pets = list(&value, |v| v.parse().ok())?,
             "--seconds" => o.seconds = value.parse()?,
