@@ -37,7 +37,10 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
     if o.metered {
         print!(" calls a create | items read a create (absent) | units a create |");
     }
-    println!("\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|{}", if o.metered { "---:|---:|---:|" } else { "" });
+    println!(
+        "\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|{}",
+        if o.metered { "---:|---:|---:|" } else { "" }
+    );
     let engine = petstore_e2e::dynamo::local().pid;
     let request = create_request();
     // Unmeasured first: DynamoDB Local is Java, and its first seconds run
