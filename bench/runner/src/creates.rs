@@ -66,15 +66,14 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
             Store::new(Backend::Dynamo)
         };
         // One line for every instance: the same distance to the store.
+        let local = petstore_e2e::dynamo::local().endpoint.clone();
         let line = (delay > 0.0).then(|| {
-            let local = petstore_e2e::dynamo::local().endpoint.clone();
             let one_way = Duration::from_secs_f64(delay / 2000.0);
             Line::start(local.trim_start_matches("http://"), one_way).expect("the delay line")
         });
-        let endpoint = line.as_ref().map_or_else(
-            || petstore_e2e::dynamo::local().endpoint.clone(),
-            |line| line.endpoint().to_string(),
-        );
+        let endpoint = line
+            .as_ref()
+            .map_or(local, |line| line.endpoint().to_string());
         let meter = o
             .metered
             .then(|| Meter::start(endpoint.trim_start_matches("http://")).expect("the meter"));
