@@ -9,8 +9,8 @@
 //! and the CPU time a create cost DynamoDB Local (`java`) and the Spin
 //! processes, which share this machine's cores with the clients. With
 //! `--metered on`, a meter between the instances and the line counts each
-//! figure's DynamoDB calls, items read and units a create (the races'
-//! bill; the meter's own CPU is the bench process's, so its rates are not
+//! figure's DynamoDB calls, swaps refused (races lost), items read and
+//! units a create (the races' bill; the meter's own CPU is the bench process's, so its rates are not
 //! the figure's).
 
 use std::time::Duration;
@@ -35,11 +35,15 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
     );
     print!("| delay a call | instances | clients | creates/s | p50 ms | p99 ms | not 201 | engine CPU ms a create | Spin CPU ms a create |");
     if o.metered {
-        print!(" calls a create | items read a create (absent) | units a create |");
+        print!(" calls a create | swaps refused a create | items read a create (absent) | units a create |");
     }
     println!(
         "\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|{}",
-        if o.metered { "---:|---:|---:|" } else { "" }
+        if o.metered {
+            "---:|---:|---:|---:|"
+        } else {
+            ""
+        }
     );
     let engine = petstore_e2e::dynamo::local().pid;
     let request = create_request();
@@ -122,8 +126,9 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
                     let used = meter.take();
                     let each = |n: f64| n / creates;
                     print!(
-                        " {:.2} | {:.1} ({:.1}) | {:.1} |",
+                        " {:.2} | {:.2} | {:.1} ({:.1}) | {:.1} |",
                         each(used.calls as f64),
+                        each(used.refused as f64),
                         each(used.items_read as f64),
                         each(used.absent() as f64),
                         each(used.units()),

@@ -31,6 +31,9 @@ pub struct Consumed {
     /// Read units: as DynamoDB Local reports them, plus the absent items'.
     pub read_units: f64,
     pub write_units: f64,
+    /// Conditional writes DynamoDB refused: a compare-and-swap's `swap`
+    /// (or an `increment`) that another call's write beat.
+    pub refused: u64,
 }
 
 impl Consumed {
@@ -212,6 +215,8 @@ fn carry(client: TcpStream, server: TcpStream, consumed: &Mutex<Consumed>) -> st
 /// Adds one call to `consumed`.
 fn count(consumed: &mut Consumed, operation: &str, asked: &Value, answered: &Value) {
     consumed.calls += 1;
+    let kind = answered["__type"].as_str().unwrap_or("");
+    consumed.refused += u64::from(kind.ends_with("#TransactionCanceledException"));
     let units: f64 = match &answered["ConsumedCapacity"] {
         Value::Array(each) => each
             .iter()

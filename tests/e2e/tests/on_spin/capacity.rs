@@ -98,6 +98,7 @@ fn billed_as_the_table_says(layout: &'static str, column: usize) {
         [row[at], row[at + 1], row[at + 4]],
         "{layout}, createPet: calls, items read, units"
     );
+    assert_eq!(create.refused, 0, "{layout}: a create alone loses no race");
 }
 
 #[test]
