@@ -10,8 +10,8 @@
 //! processes, which share this machine's cores with the clients. With
 //! `--metered on`, a meter between the instances and the line counts each
 //! figure's DynamoDB calls, swaps refused (races lost), items read and
-//! units a create (the races' bill; the meter's own CPU is the bench process's, so its rates are not
-//! the figure's).
+//! units a create (the races' bill; the meter's own CPU is the bench
+//! process's, so its rates are not the figure's).
 
 use std::time::Duration;
 
