@@ -140,7 +140,7 @@ fn send(outparam: ResponseOutparam, response: &Response) -> Result<(), String> {
 /// the log.
 #[derive(Default)]
 struct SpinStore {
-    bucket: OnceCell<Result<store::Bucket, StoreError>>,
+    bucket: OnceCell<store::Bucket>,
     calls: Cell<u64>,
 }
 
@@ -157,11 +157,26 @@ impl SpinStore {
         self.calls.set(self.calls.get() + calls);
     }
 
+    /// Only an open that succeeded is kept: a failed one is tried again by
+    /// the next call, so that the retries of a call retry the open too (a
+    /// Spin process's first open of a SQLite file that another process
+    /// keeps writing can wait out its busy timeout and fail).
+    #[inline(always)]
     fn bucket(&self) -> Result<&store::Bucket, StoreError> {
-        self.bucket
-            .get_or_init(|| store::open("default").map_err(store_error))
-            .as_ref()
-            .map_err(Clone::clone)
+        match self.bucket.get() {
+            Some(bucket) => Ok(bucket),
+            None => self.open(),
+        }
+    }
+
+    /// Opens the store: on a request's first call, and again on each call
+    /// after an open failed. Cold and out of line, so that every call's own
+    /// path stays one load (and the module within its size budget).
+    #[cold]
+    #[inline(never)]
+    fn open(&self) -> Result<&store::Bucket, StoreError> {
+        let bucket = store::open("default").map_err(store_error)?;
+        Ok(self.bucket.get_or_init(|| bucket))
     }
 }
 

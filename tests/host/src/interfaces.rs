@@ -142,6 +142,9 @@ impl store::Host for RequestState {
         if identifier != "default" {
             return Ok(Err(store::Error::NoSuchStore));
         }
+        if let Some(message) = self.kv.open_fails() {
+            return Ok(Err(store::Error::Other(message)));
+        }
         Ok(Ok(self.table.push(Bucket)?))
     }
 }

@@ -19,7 +19,7 @@ const USAGE: &str =
                      [--backend memory|sqlite|redis|dynamo] [--store-file PATH] [--redis-url URL]
                      [--dynamo-endpoint URL --dynamo-table NAME]
                      [--fail-call N] [--lose-reply N] [--fault KIND:N] [--cas-failures K]
-                     [--threads N] [--quiet]
+                     [--failing-opens K] [--threads N] [--quiet]
 
 Serves the component of spin.toml (build it first: scripts/build-api).
 Variables come from --variable or SPIN_VARIABLE_<NAME>, as with `spin up`.
@@ -31,7 +31,8 @@ backend: a table that exists at a DynamoDB endpoint, such as DynamoDB Local).
 --fail-call and --lose-reply
 inject a fault on the N-th key-value call (--fault fail:N, lose-reply:N,
 partial-first:N or partial-last:N the same; partial: a set-many applies only its
-first, or last, pair, then fails); --cas-failures makes the next K swaps fail.
+first, or last, pair, then fails); --cas-failures makes the next K swaps fail;
+--failing-opens the next K opens of the store (`database is locked`).
 --quiet drops the component's access log.";
 
 fn main() -> Result<()> {
@@ -42,6 +43,7 @@ fn main() -> Result<()> {
     let mut location = Location::default();
     let mut faults = Vec::new();
     let mut cas_failures = 0;
+    let mut failing_opens = 0;
     let mut threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut output = Output::Inherit;
     let mut args = std::env::args().skip(1);
@@ -73,6 +75,7 @@ fn main() -> Result<()> {
             "--lose-reply" => faults.push(Fault::LoseReply(value()?.parse()?)),
             "--fault" => faults.push(value()?.parse().map_err(anyhow::Error::msg)?),
             "--cas-failures" => cas_failures = value()?.parse()?,
+            "--failing-opens" => failing_opens = value()?.parse()?,
             "--threads" => threads = value()?.parse()?,
             "--quiet" => output = Output::Discard,
             "-h" | "--help" => {
@@ -92,6 +95,7 @@ fn main() -> Result<()> {
     let kv = KvStore::open(backend, &location)?;
     kv.inject(&faults);
     kv.fail_next_swaps(cas_failures);
+    kv.fail_next_opens(failing_opens);
     let host = Host::new(loaded, kv, output);
     let addr = serve::spawn(host, listen, threads)?;
     eprintln!(

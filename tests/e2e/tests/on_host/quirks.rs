@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use petstore_e2e::client::{distinct_ids, fan_out};
+use petstore_e2e::client::{distinct_ids, fan_out, pet_body};
 use petstore_host::kv::Backend;
 
 use crate::support::{serve, Server};
@@ -80,4 +80,30 @@ fn counters_are_stored_in_each_engines_encoding_and_read_back_by_the_component()
         assert_eq!(server.kv().peek("ctr:id").unwrap(), stored, "{backend:?}");
         server.api.assert_consistent(&ids, 1);
     }
+}
+
+/// A Spin process's first open of a SQLite file that another process keeps
+/// writing can fail (`database is locked`, past rusqlite's busy timeout). A
+/// create retries its calls, and each retry opens the store again: a create
+/// whose first three opens fail is stored, once. A list retries nothing: its
+/// failed open is a prompt 503, and the next list opens the store afresh.
+#[test]
+fn sqlite_opens_that_fail_are_tried_again_by_a_creates_retries() {
+    let server = serve(Backend::Sqlite);
+    let kv = server.kv();
+    kv.fail_next_opens(3);
+    let created = server.api.post(&pet_body("opened", "sold"));
+    assert_eq!(created.status, 201, "the create: {}", created.body);
+    let id = created.created_id();
+    kv.fail_next_opens(1);
+    let refused = server.api.get("/v1/pets?status=sold");
+    refused.assert_error(503, "store_unavailable");
+    assert!(
+        refused.header("retry-after").is_some(),
+        "a 503 says when to retry"
+    );
+    let page = server.api.get("/v1/pets?status=sold");
+    assert_eq!(page.status, 200, "the list: {}", page.body);
+    assert_eq!(page.ids(), vec![id], "the pet, stored once");
+    assert_eq!(server.api.walk("/v1/pets"), vec![id]);
 }

@@ -62,6 +62,7 @@ struct Control {
     /// Calls made since the faults were armed.
     calls_since_arm: u64,
     forced_cas_failures: u64,
+    failing_opens: u64,
 }
 
 /// The store the host serves: an engine, counters and armed faults.
@@ -148,6 +149,22 @@ impl KvStore {
     /// The next `k` swaps report `cas-failed` and write nothing.
     pub fn fail_next_swaps(&self, k: u64) {
         self.lock().forced_cas_failures = k;
+    }
+
+    /// The next `k` opens of the store fail, as a Spin process's first
+    /// open of a SQLite file fails when another process keeps the file
+    /// locked past the busy timeout (rusqlite's 5 s).
+    pub fn fail_next_opens(&self, k: u64) {
+        self.lock().failing_opens = k;
+    }
+
+    /// Whether this open fails (one of [`KvStore::fail_next_opens`]).
+    pub fn open_fails(&self) -> Option<String> {
+        let mut c = self.lock();
+        (c.failing_opens > 0).then(|| {
+            c.failing_opens -= 1;
+            petstore_testkit::SQLITE_LOCKED.to_string()
+        })
     }
 
     pub fn stats(&self) -> Stats {
