@@ -40,7 +40,7 @@ fn two_instances_on_one_store_share_one_catalogue() {
 #[test]
 #[ignore = "a measurement of SQLite's locking, minutes long"]
 fn a_sqlite_file_written_by_two_processes_starves_one_of_them() {
-    use petstore_e2e::client::fan_out;
+    use petstore_e2e::client::{fan_out, pet_body};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
 
@@ -58,9 +58,7 @@ fn a_sqlite_file_written_by_two_processes_starves_one_of_them() {
             std::thread::spawn(move || {
                 let mut n = 0;
                 while !stop.load(Ordering::SeqCst) {
-                    let r = api.post(&format!(
-                        r#"{{"name":"w{t}-{n}","categoryId":1,"status":"sold"}}"#
-                    ));
+                    let r = api.post(&pet_body(&format!("w{t}-{n}"), "sold"));
                     if r.status == 201 {
                         made.lock().unwrap().insert(r.created_id());
                     }
@@ -74,9 +72,7 @@ fn a_sqlite_file_written_by_two_processes_starves_one_of_them() {
         let second = store.start();
         let (api, made_c) = (second.api.clone(), made.clone());
         let statuses = fan_out(16, 16, move |i| {
-            let r = api.post(&format!(
-                r#"{{"name":"s{round}-{i}","categoryId":1,"status":"sold"}}"#
-            ));
+            let r = api.post(&pet_body(&format!("s{round}-{i}"), "sold"));
             match r.status {
                 201 => {
                     made_c.lock().unwrap().insert(r.created_id());
