@@ -5,7 +5,7 @@
 //! 16); `ix3:{status}:{lane}:{k}` positions `32k + 1 … 32k + 32` of that
 //! status's pets in that lane.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::errors::ApiError;
 use crate::model::{ListName, PetStatus};
@@ -101,10 +101,12 @@ type Entries = Vec<(i64, Listed)>;
 /// The pieces a page has read, and what it learned that they lack.
 #[derive(Default)]
 pub struct Pieces {
-    read: BTreeMap<String, Piece>,
-    /// Keys read and found missing or unreadable (rebuilt, and said so).
-    rebuilt: BTreeSet<String>,
-    added: BTreeMap<String, Entries>,
+    /// Each piece read, and whether it was missing or unreadable (rebuilt,
+    /// and said so).
+    read: BTreeMap<String, (Piece, bool)>,
+    /// What the page learned that pieces lack, in order of key (a `Vec`:
+    /// one more `BTreeMap` costs the module some 3 KB).
+    added: Vec<(String, Entries)>,
     pub notes: Vec<String>,
 }
 
@@ -115,30 +117,33 @@ impl Pieces {
 
     /// Takes what a read of `key` found; its entries, with their positions.
     pub fn absorb(&mut self, key: &str, stored: Stored) -> &[(i64, Listed)] {
-        let piece = match stored {
-            Stored::Found(piece) => piece,
-            Stored::Missing => {
-                self.rebuilt.insert(key.to_string());
-                Piece::default()
-            }
+        let read = match stored {
+            Stored::Found(piece) => (piece, false),
+            Stored::Missing => (Piece::default(), true),
             Stored::Unreadable(e) => {
                 self.notes
                     .push(format!("index piece {key} unreadable ({e}): rebuilt"));
-                self.rebuilt.insert(key.to_string());
-                Piece::default()
+                (Piece::default(), true)
             }
         };
-        self.read.entry(key.to_string()).or_insert(piece).entries()
+        self.read.entry(key.to_string()).or_insert(read).0.entries()
     }
 
     /// A pet the piece at `key` (read) does not hold yet, learned from the
     /// lane: written back at the end of the page.
     pub fn learn(&mut self, key: &str, position: i64, pet: &Listed) {
-        let Some(piece) = self.read.get(key) else {
+        let Some((piece, _)) = self.read.get(key) else {
             return;
         };
         if piece.get(position).is_none() {
-            let added = self.added.entry(key.to_string()).or_default();
+            let at = match self.added.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+                Ok(at) => at,
+                Err(at) => {
+                    self.added.insert(at, (key.to_string(), Vec::new()));
+                    at
+                }
+            };
+            let added = &mut self.added[at].1;
             if !added.iter().any(|(p, _)| *p == position) {
                 added.push((position, pet.clone()));
             }
@@ -181,7 +186,7 @@ impl Pieces {
                 && self
                     .read
                     .get(&key)
-                    .is_some_and(|p| p.get(first - 1).is_none());
+                    .is_some_and(|(p, _)| p.get(first - 1).is_none());
             ranked.push(((i64::from(!skipped) << 32) - added.len() as i64, key, added));
         }
         sort_by_key(&mut ranked, |(rank, _, _)| *rank);
@@ -193,12 +198,16 @@ impl Pieces {
         let mut writes = Vec::new();
         for (_, key, added) in ranked.into_iter().take(BATCH_WRITES) {
             // Taken, not removed: see `Reader::fetched`.
-            let Some(mut piece) = self.read.get_mut(&key).map(std::mem::take) else {
+            let Some((mut piece, rebuilt)) = self
+                .read
+                .get_mut(&key)
+                .map(|(p, r)| (std::mem::take(p), *r))
+            else {
                 continue;
             };
             let count = added.len();
             piece.add(added);
-            if self.rebuilt.contains(&key) {
+            if rebuilt {
                 self.notes.push(format!(
                     "index piece {key} missing: rebuilt with {count} entries"
                 ));
