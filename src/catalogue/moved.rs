@@ -122,7 +122,7 @@ impl<S: KvStore> Layout<S> for Moved {
         if !more && page.pets.len() < limit {
             let part = self
                 .lanes
-                .walk(reader, list, from, limit - page.pets.len())?;
+                .walk(reader, list, (from, 0), limit - page.pets.len())?;
             more = part.more;
             walked = part.lanes;
             page.pets.extend(part.pets);

@@ -1,7 +1,10 @@
 //! The lanes layout's part of a cursor, its last: `l<base>.<a base-36
 //! digit per lane>` when every lane is within 35 of the least, else
 //! `l<n>-<n>-…`: per lane of the store (16 or 32), the rounds (in a status
-//! list, the positions) the walk has listed.
+//! list, the positions) the walk has listed; then, if a page says so,
+//! `_<r>`: every lane had stored its rounds up to `r` when a page last read
+//! the heads (read since 1.5.1, so that instances of 1.5.1 follow the
+//! cursors of a release that writes it).
 
 use crate::model::number;
 
@@ -11,15 +14,21 @@ use super::geometry::Geometry;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
     lanes: Vec<u64>,
+    stored: u64,
 }
 
 impl Cursor {
     pub fn new(lanes: Vec<u64>) -> Cursor {
-        Cursor { lanes }
+        Cursor { lanes, stored: 0 }
     }
 
     pub fn lanes(&self) -> &[u64] {
         &self.lanes
+    }
+
+    /// Rounds every lane had stored when a page read the heads.
+    pub fn stored_rounds(&self) -> u64 {
+        self.stored
     }
 
     /// The part that `text` is, if any (`None` inside: `text` is empty).
@@ -27,7 +36,24 @@ impl Cursor {
         if text.is_empty() {
             return Some(None);
         }
-        let text = text.strip_prefix('l')?;
+        let mut words = text.strip_prefix('l')?.split('_');
+        let text = words.next()?;
+        let stored = match words.next() {
+            Some(word) => u64::try_from(number(word)?).ok()?,
+            None => 0,
+        };
+        // Words a later release may add, each an optimization this one
+        // does without: up to 3, each 1 to 18 of `0-9 a-z`.
+        for (n, word) in words.enumerate() {
+            let short = n < 3 && (1..=18).contains(&word.len());
+            if !short
+                || !word
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+            {
+                return None;
+            }
+        }
         let lanes: Vec<u64> = if let Some((base, digits)) = text.split_once('.') {
             let base = u64::try_from(number(base)?).ok()?;
             digits
@@ -42,7 +68,7 @@ impl Cursor {
                 .map(|part| u64::try_from(number(part)?).ok())
                 .collect::<Option<_>>()?
         };
-        Geometry::is_width(lanes.len()).then_some(Some(Cursor { lanes }))
+        Geometry::is_width(lanes.len()).then_some(Some(Cursor { lanes, stored }))
     }
 
     pub fn encode(&self) -> String {
@@ -89,6 +115,14 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(read.lanes()[31], 7 + 31, "a store of 32 lanes");
+        let stored = Cursor::read(&format!("l3.{}_9", "0".repeat(32)));
+        assert_eq!(
+            stored,
+            Some(Some(Cursor {
+                lanes: vec![3; 32],
+                stored: 9
+            }))
+        );
         for bad in [
             "l",
             "l1.",
@@ -97,8 +131,18 @@ mod tests {
             "l1.00000000000000000",
             "x",
             "l1-2-3-4-5-6-7-8-9-10-11-12-13-14-15-16-17",
+            "l1.0000000000000000_",
+            "l1.0000000000000000_09",
+            "l1.0000000000000000_1_",
+            "l1.0000000000000000_1_a_b_c_d",
+            "l1.0000000000000000_1_1234567890123456789",
+            "l1.0000000000000000_1_a.b",
         ] {
             assert_eq!(Cursor::read(bad), None, "{bad}");
         }
+        let later = Cursor::read(&format!("l3.{}_9_a1_0_zz", "0".repeat(32)));
+        let word = Cursor::read(&format!("l3.{}_9", "0".repeat(32)));
+        assert_eq!(later, word, "later words ignored");
+        assert_eq!(word.unwrap().unwrap().stored_rounds(), 9);
     }
 }

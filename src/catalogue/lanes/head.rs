@@ -59,9 +59,10 @@ impl Claimed {
     }
 }
 
-/// A lane's head; round 0 (no key yet) holds no pet. Made only by reading
-/// a stored head or by claiming the next round of one, so that its counts
-/// and its pet agree with its round.
+/// A lane's head; round 0 (no key yet) holds no pet. Made by reading a
+/// stored head or by claiming the next round of one, so that its counts
+/// and its pet agree with its round; or, for the unfiltered list alone,
+/// known only to be past a round (`past`: no counts, no pet).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Head {
     round: u64,
@@ -98,6 +99,15 @@ impl Head {
     /// The last round's pet, owned.
     pub fn into_last(self) -> Option<Claimed> {
         self.last
+    }
+
+    /// A head known only to be past `round`, whose rounds up to it are
+    /// stored (a cursor says so): what the unfiltered list needs of it.
+    pub fn past(round: u64) -> Head {
+        Head {
+            round,
+            ..Head::default()
+        }
     }
 
     pub fn decode(key: &str, value: Option<&[u8]>) -> Result<Head, ApiError> {

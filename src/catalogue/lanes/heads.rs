@@ -33,6 +33,15 @@ impl Heads {
         Ok(Heads { geometry, heads })
     }
 
+    /// Heads known only to be past round `stored` (a cursor's word), for
+    /// a page of the unfiltered list within those rounds.
+    pub fn past(geometry: Geometry, stored: u64) -> Heads {
+        Heads {
+            geometry,
+            heads: vec![Head::past(stored); geometry.width()],
+        }
+    }
+
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
     }

@@ -72,15 +72,32 @@ impl Lanes {
         &self,
         reader: &mut Reader<'_, S>,
         list: ListName,
-        mut from: Vec<u64>,
+        (mut from, stored): (Vec<u64>, u64),
         limit: usize,
     ) -> Result<merge::Part, ApiError> {
         let Some(geometry) = self.geometry else {
             return Ok(merge::Part::default());
         };
+        // Rounds every lane had stored (a cursor of this width says up to
+        // which) are in the pieces and stored: a page of the unfiltered
+        // list within them reads no head. One that finds an entry absent
+        // (a cursor not made here) reads the heads.
+        let within = reach(list, &from, stored, limit).is_some();
+        let mut past = within && from.len() == geometry.width();
         from.resize(geometry.width(), 0);
-        let heads = Heads::read(geometry, |key| reader.peek(key))?;
-        merge::page(reader, &heads, list, from, limit)
+        loop {
+            let heads = if past {
+                Heads::past(geometry, stored)
+            } else {
+                reader.fetch(Lanes::walk_keys(list, &from, limit))?;
+                Heads::read(geometry, |key| reader.peek(key))?
+            };
+            match merge::page(reader, &heads, list, from.clone(), limit) {
+                Ok(part) if !past || part.pets.len() == limit => return Ok(part),
+                Ok(_) | Err(ApiError::Internal(_)) if past => past = false,
+                other => return other,
+            }
+        }
     }
 
     /// What health says of the store's lanes: `"layout":"lanes","lanes":w`.
@@ -100,15 +117,33 @@ impl Lanes {
         }
     }
 
-    /// The lanes part of a whole cursor (none: the walk's start).
-    fn ours(&self, cursor: Option<&model::Cursor>) -> Result<Vec<u64>, ApiError> {
+    /// The lanes part of a whole cursor (none: the walk's start): per lane
+    /// what was listed, and the rounds every lane had stored.
+    fn ours(&self, cursor: Option<&model::Cursor>) -> Result<(Vec<u64>, u64), ApiError> {
         let width = self.geometry.map_or(0, |g| g.width());
         match Cursor::read(cursor.map_or("", model::Cursor::as_str)) {
-            Some(Some(part)) => Ok(part.lanes().to_vec()),
-            Some(None) => Ok(vec![0; width]),
+            Some(Some(part)) => Ok((part.lanes().to_vec(), part.stored_rounds())),
+            Some(None) => Ok((vec![0; width], 0)),
             None => Err(cursor_not_made_here()),
         }
     }
+}
+
+/// The last round a page of `limit` entries of `list` from `from` reaches,
+/// if it lies in rounds up to `stored`: the unfiltered list has an entry
+/// per lane and round (each round past the least of `from` adds one at
+/// least, so the count ends within `limit` rounds).
+fn reach(list: ListName, from: &[u64], stored: u64, limit: usize) -> Option<u64> {
+    let least = from
+        .iter()
+        .copied()
+        .min()
+        .filter(|_| list == ListName::All)?;
+    let mut entries = 0;
+    (least + 1..=stored).find(|round| {
+        entries += from.iter().filter(|done| *done < round).count();
+        entries >= limit
+    })
 }
 
 impl<S: KvStore> Layout<S> for Lanes {
@@ -118,7 +153,20 @@ impl<S: KvStore> Layout<S> for Lanes {
         cursor: Option<&model::Cursor>,
         limit: usize,
     ) -> Result<Vec<String>, ApiError> {
-        Ok(Lanes::walk_keys(list, &self.ours(cursor)?, limit))
+        let (from, stored) = self.ours(cursor)?;
+        if let Some(last) = reach(list, &from, stored, limit) {
+            // The blocks of the rounds the page reaches, no head.
+            let least = from.iter().copied().min().unwrap_or(0);
+            let mut keys: Vec<String> = Vec::new();
+            for round in least + 1..=last {
+                let key = pieces::piece_of(list, from.len(), 0, round);
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+            return Ok(keys);
+        }
+        Ok(Lanes::walk_keys(list, &from, limit))
     }
 
     fn page(
