@@ -1,10 +1,10 @@
 //! The lanes layout's part of a cursor, its last: `l<base>.<a base-36
 //! digit per lane>` when every lane is within 35 of the least, else
 //! `l<n>-<n>-…`: per lane of the store (16 or 32), the rounds (in a status
-//! list, the positions) the walk has listed; then, if a page says so,
-//! `_<r>`: every lane had stored its rounds up to `r` when a page last read
-//! the heads (read since 1.5.1, so that instances of 1.5.1 follow the
-//! cursors of a release that writes it).
+//! list, the positions) the walk has listed; then `_<r>`: every lane had
+//! stored its rounds up to `r` when a page last read the heads (read since
+//! 1.5.1, written since 1.6.0, so that instances of 1.5.1 follow 1.6.0's
+//! cursors; 1.5.0 refuses them).
 
 use crate::model::number;
 
@@ -20,6 +20,11 @@ pub struct Cursor {
 impl Cursor {
     pub fn new(lanes: Vec<u64>) -> Cursor {
         Cursor { lanes, stored: 0 }
+    }
+
+    /// With the rounds every lane had stored (0: not known, not written).
+    pub fn stored(self, stored: u64) -> Cursor {
+        Cursor { stored, ..self }
     }
 
     pub fn lanes(&self) -> &[u64] {
@@ -78,13 +83,17 @@ impl Cursor {
             .iter()
             .map(|n| char::from_digit((n - base) as u32, 36).filter(|_| n - base < 36))
             .collect();
-        match digits {
+        let mut text = match digits {
             Some(digits) => format!("l{base}.{digits}"),
             None => {
                 let all: Vec<String> = self.lanes.iter().map(u64::to_string).collect();
                 format!("l{}", all.join("-"))
             }
+        };
+        if self.stored > 0 {
+            text.push_str(&format!("_{}", self.stored));
         }
+        text
     }
 }
 
@@ -103,7 +112,7 @@ mod tests {
         far[0] = 40;
         let text = Cursor::new(far.clone()).encode();
         assert_eq!(text, "l40-4-4-4-4-4-4-4-4-4-4-4-4-4-4-4");
-        assert_eq!(Cursor::read(&text), Some(Some(Cursor::new(far))));
+        assert_eq!(Cursor::read(&text), Some(Some(Cursor::new(far.clone()))));
         assert_eq!(
             Cursor::read("l7.0123456789abcdez")
                 .unwrap()
@@ -115,14 +124,11 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(read.lanes()[31], 7 + 31, "a store of 32 lanes");
-        let stored = Cursor::read(&format!("l3.{}_9", "0".repeat(32)));
-        assert_eq!(
-            stored,
-            Some(Some(Cursor {
-                lanes: vec![3; 32],
-                stored: 9
-            }))
-        );
+        let stored = Cursor::new(vec![3; 32]).stored(9);
+        assert_eq!(stored.encode(), format!("l3.{}_9", "0".repeat(32)));
+        assert_eq!(Cursor::read(&stored.encode()), Some(Some(stored)));
+        let far = Cursor::new(far).stored(2);
+        assert_eq!(Cursor::read(&far.encode()), Some(Some(far)));
         for bad in [
             "l",
             "l1.",

@@ -93,7 +93,10 @@ impl Lanes {
                 Heads::read(geometry, |key| reader.peek(key))?
             };
             match merge::page(reader, &heads, list, from.clone(), limit) {
-                Ok(part) if !past || part.pets.len() == limit => return Ok(part),
+                Ok(part) if !past || part.pets.len() == limit => {
+                    let stored = if past { stored } else { heads.stored_rounds() };
+                    return Ok(merge::Part { stored, ..part });
+                }
                 Ok(_) | Err(ApiError::Internal(_)) if past => past = false,
                 other => return other,
             }
@@ -179,7 +182,7 @@ impl<S: KvStore> Layout<S> for Lanes {
     ) -> Result<Page, ApiError> {
         let part = self.walk(reader, list, self.ours(cursor)?, limit)?;
         let next = (part.more || !part.pets.is_empty())
-            .then(|| model::Cursor::made(Cursor::new(part.lanes).encode()));
+            .then(|| model::Cursor::made(Cursor::new(part.lanes).stored(part.stored).encode()));
         Ok(Page {
             pets: part.pets,
             next,
