@@ -8,7 +8,7 @@
 //! again, as a client that follows the list does).
 
 use anyhow::{bail, Result};
-use petstore_e2e::client::{Api, Reply};
+use petstore_e2e::client::Reply;
 use petstore_e2e::meter::{metered_store, Consumed, Meter};
 
 use crate::options::Options;
@@ -43,7 +43,7 @@ pub fn run(o: &Options) -> Result<()> {
             ("/v1/pets?limit=100", "page of 100"),
             ("/v1/pets?limit=100&status=sold", "status page of 100"),
         ] {
-            let pages = walk_targets(&api, list);
+            let pages = api.walk_targets(list);
             let middle = pages[pages.len() / 2].clone();
             let end = pages.last().expect("a last page").clone();
             for (which, path) in [
@@ -131,13 +131,4 @@ fn row(name: &str, r: &Row) {
         r.write_units,
         r.read_units + r.write_units
     );
-}
-
-/// The targets of a walk's pages from `first`, the last (no `next`) included.
-fn walk_targets(api: &Api, first: &str) -> Vec<String> {
-    let mut pages = vec![first.to_string()];
-    while let Some(next) = api.get(pages.last().expect("a page")).next_link() {
-        pages.push(next);
-    }
-    pages
 }

@@ -234,6 +234,16 @@ impl Api {
         petstore_testkit::walk_pets(self, path)
     }
 
+    /// Follows `Link: rel="next"` from `first`; every page's target, the
+    /// first's and the last's (the list's end) included.
+    pub fn walk_targets(&self, first: &str) -> Vec<String> {
+        let mut pages = vec![first.to_string()];
+        while let Some(next) = self.get(pages.last().expect("a page")).next_link() {
+            pages.push(next);
+        }
+        pages
+    }
+
     /// Follows `Link: rel="next"` from `path`; the ids in walk order.
     pub fn walk(&self, path: &str) -> Vec<i64> {
         petstore_testkit::walk(self, path)
