@@ -15,6 +15,10 @@ pub const RELEASE_1_2_0: &str = "da6c5ef951983553acdfa133dd61cad5939b20c3";
 /// The last commit of release 1.3.0 on `main` (lanes: 16 of them).
 pub const RELEASE_1_3_0: &str = "23fec3a66b3b75c2a310991e00ef10a408f8d441";
 
+/// The commit "Release 1.5.1" on `main`: the first that reads the word
+/// this release's lanes cursors carry.
+pub const RELEASE_1_5_1: &str = "c96a36fb9cd2945f1e2078e55311f4ef5c1b5ada";
+
 /// The manifest of release 1.2.0's API component, built once per test run
 /// (and kept in `target/releases/` across runs).
 pub fn release_1_2_0() -> PathBuf {
@@ -30,6 +34,15 @@ pub fn release_1_3_0() -> PathBuf {
     static MANIFEST: OnceLock<PathBuf> = OnceLock::new();
     MANIFEST
         .get_or_init(|| build(RELEASE_1_3_0, "1.3.0", &["catalogue_layout"]))
+        .clone()
+}
+
+/// The manifest of release 1.5.1's API component, with its variable
+/// `catalogue_layout`.
+pub fn release_1_5_1() -> PathBuf {
+    static MANIFEST: OnceLock<PathBuf> = OnceLock::new();
+    MANIFEST
+        .get_or_init(|| build(RELEASE_1_5_1, "1.5.1", &["catalogue_layout"]))
         .clone()
 }
 

@@ -6,14 +6,15 @@
 //! configured for counters answers 503 `misconfigured` to writes and says so
 //! in `/v1/health`. An instance asked for lanes on SQLite fails its probe.
 //! Release 1.3.0 and this one share a store of 16 lanes, which 1.3.0
-//! claimed; 1.3.0 cannot write one of 32, which this release claims.
+//! claimed; 1.3.0 cannot write one of 32, which this release claims, nor
+//! follow this release's lanes cursors, which 1.5.1 follows.
 //! This release, pushed to an OCI registry as the deploy recipes pull it,
 //! serves the API and its reference page from there.
 
 use std::collections::BTreeSet;
 
 use petstore_e2e::registry::{release_version, Registry};
-use petstore_e2e::release::{release_1_2_0, release_1_3_0};
+use petstore_e2e::release::{release_1_2_0, release_1_3_0, release_1_5_1};
 use petstore_e2e::spin::SpinUp;
 use petstore_e2e::stores::{Backend, Store};
 
@@ -130,10 +131,16 @@ fn release_1_3_0_shares_a_store_of_16_lanes_and_cannot_write_one_of_32() {
         (Some("lanes"), Some(16)),
         "{health}"
     );
-    // A cursor of either release goes on in the other.
+    // 1.3.0's cursor goes on in this release. This release's carries the
+    // rounds every lane stored (`_<rounds>`), which 1.3.0 (and 1.5.0) do
+    // not know: an upgrade goes through 1.5.1 (the test below).
+    let first = old.api.get("/v1/pets?limit=7");
+    let next = first.next_link().expect("a next link");
+    assert_eq!(new.api.get(&next).ids(), (8..=14).collect::<Vec<_>>());
     let first = new.api.get("/v1/pets?limit=7");
     let next = first.next_link().expect("a next link");
-    assert_eq!(old.api.get(&next).ids(), (8..=14).collect::<Vec<_>>());
+    assert!(next.contains('_'), "{next}");
+    assert_eq!(old.api.get(&next).status, 400, "{next}");
 
     let wide = Store::with_layout(Backend::Dynamo, "lanes");
     let new = wide.start();
@@ -150,6 +157,43 @@ fn release_1_3_0_shares_a_store_of_16_lanes_and_cannot_write_one_of_32() {
     );
     writes_nothing(&old, "1.3.0", &wide, &ids);
     new.api.assert_consistent(&ids, 1);
+}
+
+/// Release 1.5.1 reads the word this release's lanes cursors carry: during
+/// a rolling upgrade from 1.5.1 a walk whose pages alternate between the two
+/// releases lists every pet once, and 1.5.1 serves the pages whose cursor
+/// this release made.
+#[test]
+fn release_1_5_1_follows_the_cursors_of_this_release() {
+    let store = Store::with_layout(Backend::Dynamo, "lanes");
+    let old = store
+        .launch_release(&release_1_5_1())
+        .variable("catalogue_layout", "lanes")
+        .start();
+    let new = store.start();
+    let instances = [&new, &old];
+    let ids: Vec<i64> = (0..100)
+        .map(|i| instances[i % 2].api.create(&format!("p{i}"), "sold"))
+        .collect();
+    assert_eq!(ids, (1..=100).collect::<Vec<_>>(), "one at a time");
+    let (mut seen, mut followed, mut n) = (Vec::new(), 0, 0);
+    let mut next = Some("/v1/pets?limit=10".to_string());
+    while let Some(target) = next {
+        let r = instances[n % 2].api.get(&target);
+        assert_eq!(r.status, 200, "{target}: {}", r.body);
+        if n % 2 == 1 && target.contains('_') {
+            followed += 1;
+        }
+        seen.extend(r.ids());
+        next = r.next_link();
+        n += 1;
+        assert!(n < 40, "the walk does not end");
+    }
+    assert_eq!(seen, ids, "every pet once, in id order");
+    assert!(
+        followed >= 4,
+        "1.5.1 followed {followed} of this release's cursors"
+    );
 }
 
 #[test]
