@@ -120,7 +120,7 @@ impl<S: KvStore> Layout<S> for Moved {
         }
         let mut walked = from.clone();
         if !more && page.pets.len() < limit {
-            let part = self
+            let (part, _) = self
                 .lanes
                 .walk(reader, list, (from, 0), limit - page.pets.len())?;
             more = part.more;

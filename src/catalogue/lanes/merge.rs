@@ -22,15 +22,13 @@ use super::heads::Heads;
 use super::pieces::{after_piece, lane_of_piece, piece_of, status_of, stored_pet, Pieces};
 
 /// A page of the lanes: its pets, in id order; how far the walk went in
-/// each lane; whether entries remain; what it did to the pieces; the rounds
-/// every lane had stored, as far as the page knows.
+/// each lane; whether entries remain; what it did to the pieces.
 #[derive(Debug, Default)]
 pub struct Part {
     pub pets: Vec<Listed>,
     pub lanes: Vec<u64>,
     pub more: bool,
     pub notes: Vec<String>,
-    pub stored: u64,
 }
 
 /// Up to `limit` pets of `list` after `from` (per lane of the store, what

@@ -63,8 +63,8 @@ impl Lanes {
 
     /// Up to `limit` pets of `list` after `from` (a number per lane), the
     /// lanes' part of a page: its pets, how far it went in each lane, and
-    /// whether entries remain.
-    /// A cursor of another width (a store of 16 lanes has never made one
+    /// whether entries remain; and the rounds every lane had stored, as far
+    /// as the page knows. A cursor of another width (a store of 16 lanes has never made one
     /// of 32, nor the reverse) is read for the lanes the store has, the
     /// others from their start: any cursor the document's pattern takes
     /// is answered.
@@ -74,9 +74,9 @@ impl Lanes {
         list: ListName,
         (mut from, stored): (Vec<u64>, u64),
         limit: usize,
-    ) -> Result<merge::Part, ApiError> {
+    ) -> Result<(merge::Part, u64), ApiError> {
         let Some(geometry) = self.geometry else {
-            return Ok(merge::Part::default());
+            return Ok((merge::Part::default(), 0));
         };
         // Rounds every lane had stored (a cursor of this width says up to
         // which) are in the pieces and stored: a page of the unfiltered
@@ -94,11 +94,11 @@ impl Lanes {
             };
             match merge::page(reader, &heads, list, from.clone(), limit) {
                 Ok(part) if !past || part.pets.len() == limit => {
-                    let stored = if past { stored } else { heads.stored_rounds() };
-                    return Ok(merge::Part { stored, ..part });
+                    return Ok((part, if past { stored } else { heads.stored_rounds() }));
                 }
-                Ok(_) | Err(ApiError::Internal(_)) if past => past = false,
-                other => return other,
+                Err(e) if !past || !matches!(e, ApiError::Internal(_)) => return Err(e),
+                // Read within the stored rounds, it found them otherwise.
+                _ => past = false,
             }
         }
     }
@@ -180,9 +180,9 @@ impl<S: KvStore> Layout<S> for Lanes {
         cursor: Option<&model::Cursor>,
         limit: usize,
     ) -> Result<Page, ApiError> {
-        let part = self.walk(reader, list, self.ours(cursor)?, limit)?;
+        let (part, stored) = self.walk(reader, list, self.ours(cursor)?, limit)?;
         let next = (part.more || !part.pets.is_empty())
-            .then(|| model::Cursor::made(Cursor::new(part.lanes).stored(part.stored).encode()));
+            .then(|| model::Cursor::made(Cursor::new(part.lanes).stored(stored).encode()));
         Ok(Page {
             pets: part.pets,
             next,
