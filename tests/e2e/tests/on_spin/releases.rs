@@ -12,6 +12,7 @@
 //! serves the API and its reference page from there.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use petstore_e2e::registry::{release_version, Registry};
 use petstore_e2e::release::{release_1_2_0, release_1_3_0, release_1_5_1};
@@ -49,6 +50,18 @@ fn writes_nothing(old: &SpinUp, release: &str, store: &Store, ids: &BTreeSet<i64
         old.api.get("/v1/pets").status >= 500,
         "{release} lists no part"
     );
+}
+
+/// A DynamoDB table for lanes, an instance of the release `manifest` set
+/// to lanes on it, started first, then one of this release.
+fn lanes_beside(manifest: &Path) -> (Store, SpinUp, SpinUp) {
+    let store = Store::with_layout(Backend::Dynamo, "lanes");
+    let old = store
+        .launch_release(manifest)
+        .variable("catalogue_layout", "lanes")
+        .start();
+    let new = store.start();
+    (store, old, new)
 }
 
 #[test]
@@ -102,12 +115,7 @@ fn release_1_2_0_shares_a_counters_store_and_cannot_write_one_moved_to_lanes() {
 /// has 32 lanes, whose mark 1.3.0 cannot read: it stores nothing there.
 #[test]
 fn release_1_3_0_shares_a_store_of_16_lanes_and_cannot_write_one_of_32() {
-    let store = Store::with_layout(Backend::Dynamo, "lanes");
-    let old = store
-        .launch_release(&release_1_3_0())
-        .variable("catalogue_layout", "lanes")
-        .start();
-    let new = store.start();
+    let (store, old, new) = lanes_beside(&release_1_3_0());
     let mut ids = BTreeSet::new();
     ids.insert(old.api.create("old-first", "sold"));
     for i in 0..20 {
@@ -165,12 +173,7 @@ fn release_1_3_0_shares_a_store_of_16_lanes_and_cannot_write_one_of_32() {
 /// this release made.
 #[test]
 fn release_1_5_1_follows_the_cursors_of_this_release() {
-    let store = Store::with_layout(Backend::Dynamo, "lanes");
-    let old = store
-        .launch_release(&release_1_5_1())
-        .variable("catalogue_layout", "lanes")
-        .start();
-    let new = store.start();
+    let (_store, old, new) = lanes_beside(&release_1_5_1());
     let instances = [&new, &old];
     let ids: Vec<i64> = (0..100)
         .map(|i| instances[i % 2].api.create(&format!("p{i}"), "sold"))
