@@ -428,6 +428,10 @@ fn a_page_within_the_rounds_its_cursor_says_are_stored_reads_no_heads() {
             "{claim}"
         );
     }
+    // A status list's entries are positions: its cursor carries no word.
+    let sold = api.get("/v1/pets?limit=100&status=sold");
+    let cursor = next_of(sold.header("link").unwrap()).unwrap();
+    assert!(!cursor.contains('_'), "{cursor}");
 }
 
 fn walk(api: &Api, target: &str) -> Vec<i64> {

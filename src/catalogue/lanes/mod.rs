@@ -94,7 +94,14 @@ impl Lanes {
             };
             match merge::page(reader, &heads, list, from.clone(), limit) {
                 Ok(part) if !past || part.pets.len() == limit => {
-                    return Ok((part, if past { stored } else { heads.stored_rounds() }));
+                    // A status list's entries are positions: its cursor
+                    // needs no word, and stays what 1.5.0 follows.
+                    let stored = match (past, list) {
+                        (true, _) => stored,
+                        (false, ListName::All) => heads.stored_rounds(),
+                        (false, ListName::Status(_)) => 0,
+                    };
+                    return Ok((part, stored));
                 }
                 Err(e) if !past || !matches!(e, ApiError::Internal(_)) => return Err(e),
                 // Read within the stored rounds, it found them otherwise.
