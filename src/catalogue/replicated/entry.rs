@@ -71,7 +71,8 @@ impl Place {
 
 /// Whether `text` is a cursor the default build's layouts make (the
 /// document's pattern: a counters part `c<id>[u<base36>(-<base36>)…_<n>]`,
-/// then a lanes part `l<n>.<16 or 32 base36>` or `l<n>(-<n>){15 or 31}`),
+/// then a lanes part `l<n>.<16 or 32 base36>` or `l<n>(-<n>){15 or 31}`,
+/// then `_<n>` and up to 3 words `_<1 to 18 base36>`),
 /// which a walk of this build answers as its end; anything else is not a
 /// cursor at all.
 pub fn made_by_other_layouts(text: &str) -> bool {
@@ -118,6 +119,18 @@ pub fn made_by_other_layouts(text: &str) -> bool {
                 _ => return false,
             }
         };
+        if let Some(after) = rest.strip_prefix('_') {
+            let mut after = digits(after, true);
+            let mut words = 0;
+            while let Some(next) = after.and_then(|a| a.strip_prefix('_')) {
+                after = base36(next, 1, 18, true);
+                words += 1;
+            }
+            match after {
+                Some(end) if words <= 3 => rest = end,
+                _ => return false,
+            }
+        }
     }
     rest.is_empty() && text.len() >= 2
 }
@@ -186,6 +199,9 @@ mod tests {
             &lanes(16),
             &lanes(32),
             &format!("c9{}", lanes(32)),
+            "l3.0123456789abcdef_9",
+            "l3.0123456789abcdef_0_a1_0_zz",
+            &format!("{}_12", lanes(32)),
         ] {
             assert!(made_by_other_layouts(theirs), "{theirs}");
         }
@@ -201,6 +217,11 @@ mod tests {
             &lanes(15),
             "r1.2",
             "c5x",
+            "l3.0123456789abcdef_",
+            "l3.0123456789abcdef_09",
+            "l3.0123456789abcdef_1_",
+            "l3.0123456789abcdef_1_a_b_c_d",
+            "l3.0123456789abcdef_1_1234567890123456789",
         ] {
             assert!(!made_by_other_layouts(not), "{not}");
         }
