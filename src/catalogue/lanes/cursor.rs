@@ -3,10 +3,9 @@
 //! `l<n>-<n>-…`: per lane of the store (16 or 32), the rounds (in a status
 //! list, the positions) the walk has listed; then, in the unfiltered list,
 //! `_<r>`: every lane had stored its rounds up to `r` when a page last read
-//! the heads (read since
-//! 1.5.1, written since 1.6.0, so that instances of 1.5.1 follow 1.6.0's
-//! cursors; 1.5.0 refuses them); then up to 3 words a later release may
-//! add, ignored here.
+//! the heads (read since 1.5.1, written since 1.6.0, so that instances of
+//! 1.5.1 follow 1.6.0's cursors; 1.5.0 refuses them); then up to 3 words a
+//! later release may add, ignored here.
 
 use crate::model::number;
 

@@ -63,11 +63,11 @@ impl Lanes {
 
     /// Up to `limit` pets of `list` after `from` (a number per lane), the
     /// lanes' part of a page: its pets, how far it went in each lane, and
-    /// whether entries remain; and the rounds every lane had stored, as far
-    /// as the page knows. A cursor of another width (a store of 16 lanes has never made one
-    /// of 32, nor the reverse) is read for the lanes the store has, the
-    /// others from their start: any cursor the document's pattern takes
-    /// is answered.
+    /// whether entries remain; and, in the unfiltered list, the rounds every
+    /// lane had stored, as far as the page knows. A cursor of another width
+    /// (a store of 16 lanes has never made one of 32, nor the reverse) is
+    /// read for the lanes the store has, the others from their start: any
+    /// cursor the document's pattern takes is answered.
     pub fn walk<S: KvStore>(
         &self,
         reader: &mut Reader<'_, S>,
