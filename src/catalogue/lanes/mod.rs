@@ -82,8 +82,8 @@ impl Lanes {
         // which) are in the pieces and stored: a page of the unfiltered
         // list within them reads no head. One that finds an entry absent
         // (a cursor not made here) reads the heads.
-        let within = reach(list, &from, stored, limit).is_some();
-        let mut past = within && from.len() == geometry.width();
+        let mut past =
+            from.len() == geometry.width() && reach(list, &from, stored, limit).is_some();
         from.resize(geometry.width(), 0);
         loop {
             let heads = if past {
@@ -96,10 +96,10 @@ impl Lanes {
                 Ok(part) if !past || part.pets.len() == limit => {
                     // A status list's entries are positions: its cursor
                     // needs no word, and stays what 1.5.0 follows.
-                    let stored = match (past, list) {
-                        (true, _) => stored,
-                        (false, ListName::All) => heads.stored_rounds(),
-                        (false, ListName::Status(_)) => 0,
+                    let stored = match list {
+                        _ if past => stored,
+                        ListName::All => heads.stored_rounds(),
+                        ListName::Status(_) => 0,
                     };
                     return Ok((part, stored));
                 }
