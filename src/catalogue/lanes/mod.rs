@@ -31,6 +31,7 @@ use super::keys::{head_key, pet_key};
 use super::layout::{cursor_not_made_here, not_this_layout, Layout, LayoutName, Page};
 use super::listed::Listed;
 use super::pending::Clock;
+use super::piece::Piece;
 use super::reader::Reader;
 use super::record::{self, PetRecord};
 
@@ -156,6 +157,34 @@ fn reach(list: ListName, from: &[u64], stored: u64, limit: usize) -> Option<u64>
     })
 }
 
+/// Whether a page from `from` (with `stored` rounds known) begins a walk
+/// of the unfiltered list.
+fn starts(list: ListName, from: &[u64], stored: u64) -> bool {
+    list == ListName::All && stored == 0 && from.iter().all(|done| *done == 0)
+}
+
+/// How many ids from the lanes' first the blocks fetched hold, in a row:
+/// each a pet, so a walk's first page of at most that many reads no head
+/// (a store younger than a page, or whose blocks no page has filled yet,
+/// reads the heads next).
+fn held_from_base<S: KvStore>(geometry: Geometry, reader: &Reader<'_, S>) -> u64 {
+    let mut next = geometry.base();
+    let mut round = 1;
+    while let Some(Ok(piece)) = reader
+        .peek(&pieces::piece_of(ListName::All, geometry.width(), 0, round))
+        .map(|bytes| Piece::decode(bytes.to_vec()))
+    {
+        for (id, _) in piece.entries() {
+            if *id != next {
+                return (next - geometry.base()) as u64;
+            }
+            next += 1;
+        }
+        round += geometry.block_rounds();
+    }
+    (next - geometry.base()) as u64
+}
+
 impl<S: KvStore> Layout<S> for Lanes {
     fn first_keys(
         &self,
@@ -164,6 +193,13 @@ impl<S: KvStore> Layout<S> for Lanes {
         limit: usize,
     ) -> Result<Vec<String>, ApiError> {
         let (from, stored) = self.ours(cursor)?;
+        // A walk's first page reads the blocks of its rounds first: whole
+        // (every lane's pet of each), they spare it the heads.
+        let stored = if starts(list, &from, stored) {
+            u64::MAX
+        } else {
+            stored
+        };
         if let Some(last) = reach(list, &from, stored, limit) {
             // The blocks of the rounds the page reaches, no head.
             let least = from.iter().copied().min().unwrap_or(0);
@@ -187,7 +223,21 @@ impl<S: KvStore> Layout<S> for Lanes {
         cursor: Option<&model::Cursor>,
         limit: usize,
     ) -> Result<Page, ApiError> {
-        let (part, stored) = self.walk(reader, list, self.ours(cursor)?, limit)?;
+        let (from, stored) = self.ours(cursor)?;
+        let held = match self.geometry {
+            Some(g) if starts(list, &from, stored) => held_from_base(g, reader),
+            _ => 0,
+        };
+        let (part, stored) = match self.geometry {
+            // The first `limit` ids held: the walk's first page, within
+            // the rounds they span; its cursor says the rounds held whole.
+            Some(g) if held >= limit as u64 => {
+                let width = g.width() as u64;
+                let (part, _) = self.walk(reader, list, (from, held.div_ceil(width)), limit)?;
+                (part, held / width)
+            }
+            _ => self.walk(reader, list, (from, stored), limit)?,
+        };
         let next = (part.more || !part.pets.is_empty())
             .then(|| model::Cursor::made(Cursor::new(part.lanes).stored(stored).encode()));
         Ok(Page {
