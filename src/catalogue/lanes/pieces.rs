@@ -5,8 +5,6 @@
 //! 16); `ix3:{status}:{lane}:{k}` positions `32k + 1 … 32k + 32` of that
 //! status's pets in that lane.
 
-use std::collections::BTreeMap;
-
 use crate::errors::ApiError;
 use crate::model::{ListName, PetStatus};
 use crate::store::KvStore;
@@ -102,8 +100,8 @@ type Entries = Vec<(i64, Listed)>;
 #[derive(Default)]
 pub struct Pieces {
     /// Each piece read, and whether it was missing or unreadable (rebuilt,
-    /// and said so).
-    read: BTreeMap<String, (Piece, bool)>,
+    /// and said so); in order of key (a `Vec`, as `added`).
+    read: Vec<(String, (Piece, bool))>,
     /// What the page learned that pieces lack, in order of key (a `Vec`:
     /// one more `BTreeMap` costs the module some 3 KB).
     added: Vec<(String, Entries)>,
@@ -112,7 +110,18 @@ pub struct Pieces {
 
 impl Pieces {
     pub fn has(&self, key: &str) -> bool {
-        self.read.contains_key(key)
+        self.find(key).is_ok()
+    }
+
+    /// Where `key` is in `read`, or would go.
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.read.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    }
+
+    /// The piece read at `key`, and whether it was rebuilt.
+    fn piece(&mut self, key: &str) -> Option<&mut (Piece, bool)> {
+        let at = self.find(key).ok()?;
+        Some(&mut self.read[at].1)
     }
 
     /// Takes what a read of `key` found; its entries, with their positions.
@@ -126,13 +135,17 @@ impl Pieces {
                 (Piece::default(), true)
             }
         };
-        self.read.entry(key.to_string()).or_insert(read).0.entries()
+        let at = self.find(key).unwrap_or_else(|at| {
+            self.read.insert(at, (key.to_string(), read));
+            at
+        });
+        self.read[at].1 .0.entries()
     }
 
     /// A pet the piece at `key` (read) does not hold yet, learned from the
     /// lane: written back at the end of the page.
     pub fn learn(&mut self, key: &str, position: i64, pet: &Listed) {
-        let Some((piece, _)) = self.read.get(key) else {
+        let Some((piece, _)) = self.piece(key) else {
             return;
         };
         if piece.get(position).is_none() {
@@ -184,8 +197,7 @@ impl Pieces {
             let first = added.first().map_or(1, |(p, _)| *p);
             let skipped = (first - 1) % PIECE_LEN != 0
                 && self
-                    .read
-                    .get(&key)
+                    .piece(&key)
                     .is_some_and(|(p, _)| p.get(first - 1).is_none());
             ranked.push(((i64::from(!skipped) << 32) - added.len() as i64, key, added));
         }
@@ -198,10 +210,7 @@ impl Pieces {
         let mut writes = Vec::new();
         for (_, key, added) in ranked.into_iter().take(BATCH_WRITES) {
             // Taken, not removed: see `Reader::fetched`.
-            let Some((mut piece, rebuilt)) = self
-                .read
-                .get_mut(&key)
-                .map(|(p, r)| (std::mem::take(p), *r))
+            let Some((mut piece, rebuilt)) = self.piece(&key).map(|(p, r)| (std::mem::take(p), *r))
             else {
                 continue;
             };
