@@ -373,8 +373,8 @@ fn getpet_of_a_pet_its_lane_moved_past_between_two_reads_finds_it_stored() {
 /// lane had stored (`_<r>`); a page of the unfiltered list whose entries
 /// all lie within them reads no head: `ctr:id` and the pieces of its
 /// rounds, one `get-many`. So does a walk's first page over blocks that
-/// hold every lane's pet of its rounds (`_<those rounds>`); over blocks
-/// not yet whole it reads the heads next. A cursor whose word claims more
+/// hold its ids in a row (its word: the rounds they hold whole); over
+/// blocks that do not, it reads the heads next. A cursor whose word claims more
 /// than the lanes stored gets the same pets, read from the heads.
 #[test]
 fn a_page_within_the_rounds_its_cursor_says_are_stored_reads_no_heads() {

@@ -193,8 +193,8 @@ impl<S: KvStore> Layout<S> for Lanes {
         limit: usize,
     ) -> Result<Vec<String>, ApiError> {
         let (from, stored) = self.ours(cursor)?;
-        // A walk's first page reads the blocks of its rounds first: whole
-        // (every lane's pet of each), they spare it the heads.
+        // A walk's first page reads the blocks of its rounds first: when
+        // they hold its ids, they spare it the heads.
         let stored = if starts(list, &from, stored) {
             u64::MAX
         } else {
