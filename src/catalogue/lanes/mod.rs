@@ -224,19 +224,19 @@ impl<S: KvStore> Layout<S> for Lanes {
         limit: usize,
     ) -> Result<Page, ApiError> {
         let (from, stored) = self.ours(cursor)?;
-        let held = match self.geometry {
-            Some(g) if starts(list, &from, stored) => held_from_base(g, reader),
-            _ => 0,
-        };
-        let (part, stored) = match self.geometry {
-            // The first `limit` ids held: the walk's first page, within
-            // the rounds they span; its cursor says the rounds held whole.
-            Some(g) if held >= limit as u64 => {
-                let width = g.width() as u64;
+        // The walk's first page, when the blocks it read hold its ids:
+        // within the rounds they span; its cursor says the rounds held whole.
+        let first = self
+            .geometry
+            .filter(|_| starts(list, &from, stored))
+            .map(|g| (g.width() as u64, held_from_base(g, reader)))
+            .filter(|(_, held)| *held >= limit as u64);
+        let (part, stored) = match first {
+            Some((width, held)) => {
                 let (part, _) = self.walk(reader, list, (from, held.div_ceil(width)), limit)?;
                 (part, held / width)
             }
-            _ => self.walk(reader, list, (from, stored), limit)?,
+            None => self.walk(reader, list, (from, stored), limit)?,
         };
         let next = (part.more || !part.pets.is_empty())
             .then(|| model::Cursor::made(Cursor::new(part.lanes).stored(stored).encode()));
