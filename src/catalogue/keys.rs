@@ -83,6 +83,17 @@ pub fn lane_piece_key(list: ListName, lane: usize, piece: i64) -> String {
     }
 }
 
+/// The block of positions `32j + 1 … 32j + 32` of a lanes list read at a
+/// known position (`lanes/merged.rs`): the unfiltered list's piece of ids,
+/// or a status list's block merged across the lanes.
+pub fn merged_key(list: ListName, block: i64) -> String {
+    let (kind, name) = match list {
+        ListName::All => ("ix3", "all"),
+        ListName::Status(status) => ("ixm", status.as_str()),
+    };
+    format!("{kind}:{name}:{block}")
+}
+
 pub fn piece_of(position: i64) -> i64 {
     (position - 1) / PIECE_LEN
 }

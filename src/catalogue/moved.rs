@@ -120,9 +120,10 @@ impl<S: KvStore> Layout<S> for Moved {
         }
         let mut walked = from.clone();
         if !more && page.pets.len() < limit {
-            let (part, _) = self
-                .lanes
-                .walk(reader, list, (from, 0), limit - page.pets.len())?;
+            let (mut part, _) =
+                self.lanes
+                    .walk(reader, list, (from, 0), limit - page.pets.len())?;
+            part.write(reader.store());
             more = part.more;
             walked = part.lanes;
             page.pets.extend(part.pets);

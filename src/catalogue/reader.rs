@@ -42,18 +42,24 @@ impl<'s, S: KvStore> Reader<'s, S> {
         self.reads == Reads::Batched
     }
 
-    /// Whether `key` was fetched ahead and not taken yet.
+    /// Whether `key` was fetched ahead and not taken yet. (This, `peek`
+    /// and `get` are never inlined: each inlined copy of a `BTreeMap`
+    /// search cost the module some 200 B, 4.6 KB in all: BENCHMARKS.md,
+    /// "Sizes".)
+    #[inline(never)]
     pub fn holds(&self, key: &str) -> bool {
         matches!(self.fetched.get(key), Some(Some(_)))
     }
 
     /// What was fetched ahead for `key`, without taking it.
+    #[inline(never)]
     pub fn peek(&self, key: &str) -> Option<&[u8]> {
         self.fetched.get(key)?.as_ref()?.as_deref()
     }
 
     /// The value of `key`: taken from what was fetched ahead (no call), or
     /// read with one `get`.
+    #[inline(never)]
     pub fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         match self.fetched.get_mut(key).and_then(Option::take) {
             Some(value) => Ok(value),

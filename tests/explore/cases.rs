@@ -137,9 +137,13 @@ pub enum State {
     StaleKey,
     /// A plain create that stopped before its last call.
     PendingCreate,
+    /// Lanes: 130 pets, `sold` walked 10 at a time (its first settled
+    /// positions merged in a block), and a walk of `sold` begun whose
+    /// cursor says the next page's block is there.
+    Merged,
 }
 
-pub const STATES: [State; 10] = [
+pub const STATES: [State; 11] = [
     State::Empty,
     State::Warm,
     State::Cold,
@@ -150,6 +154,7 @@ pub const STATES: [State; 10] = [
     State::PendingKey,
     State::StaleKey,
     State::PendingCreate,
+    State::Merged,
 ];
 
 /// A request the explorer runs concurrently with others.
@@ -216,8 +221,12 @@ pub fn kinds(layout: &Layout) -> Vec<Kind> {
 pub fn states(layout: &Layout) -> Vec<State> {
     STATES
         .into_iter()
-        .filter(|s| !matches!(s, State::Round | State::Ahead) || layout.layout == "lanes")
+        .filter(|s| {
+            !matches!(s, State::Round | State::Ahead | State::Merged) || layout.layout == "lanes"
+        })
         .filter(|s| *s != State::Empty || *layout != MOVING)
+        // A moved store's pages read no merged blocks.
+        .filter(|s| *s != State::Merged || *layout != MOVING)
         // No index pieces to damage.
         .filter(|s| *s != State::Corrupt || layout.layout != "replicated")
         .collect()
@@ -261,6 +270,7 @@ pub fn world(layout: Layout, state: State) -> World {
         State::Ahead if layout == LANES_16 => 17,
         State::Ahead => 33,
         State::Stale | State::PendingKey | State::StaleKey | State::PendingCreate => 3,
+        State::Merged => 130,
         _ => 5,
     };
     for i in 0..pets {
@@ -281,7 +291,7 @@ pub fn world(layout: Layout, state: State) -> World {
     }
     if state == State::Corrupt {
         for key in world.shared.keys() {
-            if key.starts_with("ix2:") || key.starts_with("ix3:") {
+            if ["ix2:", "ix3:", "ixm:"].iter().any(|p| key.starts_with(p)) {
                 world.shared.put(&key, b"\x00garbage");
             }
         }
@@ -296,9 +306,22 @@ pub fn world(layout: Layout, state: State) -> World {
     if state == State::StaleKey {
         world.advance_ms(LEASE_MS + 1);
     }
+    if state == State::Merged {
+        let walk = world.begin_walk(Some("sold"), 10);
+        world.walk_to_end(next(), walk, 10);
+    }
     // A walk begun, for the page that follows a cursor.
-    let walk = world.begin_walk(None, 2);
+    let walk = match state {
+        State::Merged => world.begin_walk(Some("sold"), 10),
+        _ => world.begin_walk(None, 2),
+    };
     world.page(next(), walk);
+    if state == State::Merged {
+        // The state is what it says: a block, and a cursor that reads it.
+        assert!(world.shared.peek("ixm:sold:0").is_some(), "no merged block");
+        let target = world.walks.lock().unwrap()[walk as usize].target.clone();
+        assert!(target.ends_with("_2"), "{target}");
+    }
     world.begun = Some(walk);
     world
 }

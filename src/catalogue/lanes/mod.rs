@@ -15,6 +15,7 @@ mod head;
 mod heads;
 mod keyed;
 mod merge;
+mod merged;
 mod pieces;
 mod store;
 
@@ -31,8 +32,7 @@ use super::keys::{head_key, pet_key};
 use super::layout::{cursor_not_made_here, not_this_layout, Layout, LayoutName, Page};
 use super::listed::Listed;
 use super::pending::Clock;
-use super::piece::Piece;
-use super::reader::Reader;
+use super::reader::{Reader, BATCH_KEYS};
 use super::record::{self, PetRecord};
 
 use head::Head;
@@ -95,19 +95,23 @@ impl Lanes {
             };
             match merge::page(reader, &heads, list, from.clone(), limit) {
                 Ok(part) if !past || part.pets.len() == limit => {
-                    // A status list's entries are positions: its cursor
-                    // needs no word, and stays what 1.5.0 follows.
-                    let stored = match list {
-                        _ if past => stored,
-                        ListName::All => heads.stored_rounds(),
-                        ListName::Status(_) => 0,
-                    };
+                    let stored = if past { stored } else { heads.stored_rounds() };
                     return Ok((part, stored));
                 }
                 Err(e) if !past || !matches!(e, ApiError::Internal(_)) => return Err(e),
                 // Read within the stored rounds, it found them otherwise.
                 _ => past = false,
             }
+        }
+    }
+
+    /// Where a page from `from` begins in `list` and whether blocks of its
+    /// positions are expected to hold it (`merged::start`), on a cursor of
+    /// this store's width.
+    fn start(&self, list: ListName, from: &[u64], word: u64) -> (Option<u64>, bool) {
+        match self.geometry {
+            Some(g) if g.width() == from.len() => merged::start(list, from, word),
+            _ => (None, false),
         }
     }
 
@@ -157,34 +161,6 @@ fn reach(list: ListName, from: &[u64], stored: u64, limit: usize) -> Option<u64>
     })
 }
 
-/// Whether a page from `from` (with `stored` rounds known) begins a walk
-/// of the unfiltered list.
-fn starts(list: ListName, from: &[u64], stored: u64) -> bool {
-    list == ListName::All && stored == 0 && from.iter().all(|done| *done == 0)
-}
-
-/// How many ids from the lanes' first the blocks fetched hold, in a row:
-/// each a pet, so a walk's first page of at most that many reads no head
-/// (a store younger than a page, or whose blocks no page has filled yet,
-/// reads the heads next).
-fn held_from_base<S: KvStore>(geometry: Geometry, reader: &Reader<'_, S>) -> u64 {
-    let mut next = geometry.base();
-    let mut round = 1;
-    while let Some(Ok(piece)) = reader
-        .peek(&pieces::piece_of(ListName::All, geometry.width(), 0, round))
-        .map(|bytes| Piece::decode(bytes.to_vec()))
-    {
-        for (id, _) in piece.entries() {
-            if *id != next {
-                return (next - geometry.base()) as u64;
-            }
-            next += 1;
-        }
-        round += geometry.block_rounds();
-    }
-    (next - geometry.base()) as u64
-}
-
 impl<S: KvStore> Layout<S> for Lanes {
     fn first_keys(
         &self,
@@ -193,13 +169,25 @@ impl<S: KvStore> Layout<S> for Lanes {
         limit: usize,
     ) -> Result<Vec<String>, ApiError> {
         let (from, stored) = self.ours(cursor)?;
-        // A walk's first page reads the blocks of its rounds first: when
-        // they hold its ids, they spare it the heads.
-        let stored = if starts(list, &from, stored) {
-            u64::MAX
-        } else {
-            stored
-        };
+        let (at, blocks) = self.start(list, &from, stored);
+        match at {
+            Some(at) if blocks => return Ok(merged::keys(list, at, limit)),
+            _ if list != ListName::All => {
+                let wanted = merged::extended(list, at, limit);
+                let mut keys = Lanes::walk_keys(list, &from, wanted);
+                // From a known position, the blocks of its pets and of the
+                // next page's, if they fit the first `get-many`: it writes
+                // those absent, and its cursor says if the next are there.
+                let blocks = at.map_or(Vec::new(), |at| {
+                    merged::keys(list, at, wanted.max(2 * limit))
+                });
+                if keys.len() + blocks.len() < BATCH_KEYS {
+                    keys.extend(blocks);
+                }
+                return Ok(keys);
+            }
+            _ => {}
+        }
         if let Some(last) = reach(list, &from, stored, limit) {
             // The blocks of the rounds the page reaches, no head.
             let least = from.iter().copied().min().unwrap_or(0);
@@ -223,21 +211,23 @@ impl<S: KvStore> Layout<S> for Lanes {
         cursor: Option<&model::Cursor>,
         limit: usize,
     ) -> Result<Page, ApiError> {
-        let (from, stored) = self.ours(cursor)?;
-        // The walk's first page, when the blocks it read hold its ids:
-        // within the rounds they span; its cursor says the rounds held whole.
-        let first = self
-            .geometry
-            .filter(|_| starts(list, &from, stored))
-            .map(|g| (g.width() as u64, held_from_base(g, reader)))
-            .filter(|(_, held)| *held >= limit as u64);
-        let (part, stored) = match first {
-            Some((width, held)) => {
-                let (part, _) = self.walk(reader, list, (from, held.div_ceil(width)), limit)?;
-                (part, held / width)
-            }
-            None => self.walk(reader, list, (from, stored), limit)?,
+        let (from, word) = self.ours(cursor)?;
+        let (at, blocks) = self.start(list, &from, word);
+        let served = match self.geometry {
+            Some(g) if blocks => merged::page(reader, g, list, from.clone(), limit),
+            _ => None,
         };
+        let (mut part, stored) = match (served, self.geometry) {
+            (Some(served), _) => served,
+            (None, Some(g)) if list != ListName::All => {
+                let wanted = merged::extended(list, at, limit);
+                let (mut part, rounds) = self.walk(reader, list, (from, 0), wanted)?;
+                let word = merged::settle(reader, g, list, (at, rounds), &mut part, limit);
+                (part, word)
+            }
+            _ => self.walk(reader, list, (from, word), limit)?,
+        };
+        part.write(reader.store());
         let next = (part.more || !part.pets.is_empty())
             .then(|| model::Cursor::made(Cursor::new(part.lanes).stored(stored).encode()));
         Ok(Page {

@@ -7,7 +7,6 @@
 
 use crate::errors::ApiError;
 use crate::model::{ListName, PetStatus};
-use crate::store::KvStore;
 
 use crate::catalogue::reader::BATCH_WRITES;
 
@@ -163,25 +162,6 @@ impl Pieces {
         }
     }
 
-    /// Writes the pieces that learned pets back, in one call (`set`, or a
-    /// `set-many` of at most [`BATCH_WRITES`]: a page after a burst of
-    /// creates touches a piece in each of 32 lanes, and a second write
-    /// would be a round trip more); what the page did to the pieces, for
-    /// its log line. A piece not written, or whose write failed, is only
-    /// said: a later page that reads it repairs it again.
-    pub fn write_back<S: KvStore>(&mut self, store: &S) -> Vec<String> {
-        let writes = self.repairs();
-        let written = match &writes[..] {
-            [] => Ok(()),
-            [(key, text)] => store.set(key, text),
-            many => store.set_many(many),
-        };
-        if let Err(e) = written {
-            self.notes.push(format!("index pieces not written ({e})"));
-        }
-        std::mem::take(&mut self.notes)
-    }
-
     /// The pieces that learned pets, whole: what they held and what was
     /// learned, never less than was read. At most [`BATCH_WRITES`]: first
     /// those a page before skipped (they lack the entry just before the
@@ -189,7 +169,7 @@ impl Pieces {
     /// piece is written within two pages of a client that follows the
     /// list), then those that add the most entries (the reads a later page
     /// saves), then by key.
-    fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
+    pub fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
         // Skipped first, then by entries added: a rank of one number.
         let mut ranked: Vec<(i64, String, Entries)> = Vec::new();
         for (key, added) in std::mem::take(&mut self.added) {
