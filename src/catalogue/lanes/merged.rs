@@ -42,6 +42,18 @@ pub fn keys(list: ListName, at: u64, limit: usize) -> Vec<String> {
     keys
 }
 
+/// The blocks a status page from position `at`, reading `wanted` pets
+/// from the lanes, may write (those whole among its pets), and those of
+/// the page after it.
+pub fn around(list: ListName, at: u64, wanted: usize, limit: usize) -> Vec<String> {
+    let first = at.next_multiple_of(PIECE_LEN as u64);
+    keys(
+        list,
+        first,
+        (at + wanted.max(2 * limit) as u64 - first) as usize,
+    )
+}
+
 /// How many pets a status page from position `at` reads from the lanes: on
 /// to the end of the block it ends in, so that it can write that block.
 pub fn extended(list: ListName, at: Option<u64>, limit: usize) -> usize {

@@ -178,9 +178,7 @@ impl<S: KvStore> Layout<S> for Lanes {
                 // From a known position, the blocks of its pets and of the
                 // next page's, if they fit the first `get-many`: it writes
                 // those absent, and its cursor says if the next are there.
-                let blocks = at.map_or(Vec::new(), |at| {
-                    merged::keys(list, at, wanted.max(2 * limit))
-                });
+                let blocks = at.map_or(Vec::new(), |at| merged::around(list, at, wanted, limit));
                 if keys.len() + blocks.len() < BATCH_KEYS {
                     keys.extend(blocks);
                 }
