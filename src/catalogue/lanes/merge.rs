@@ -16,44 +16,11 @@ use crate::store::KvStore;
 use crate::catalogue::keys::{entry_key, pet_key};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::Piece;
-use crate::catalogue::reader::{Reader, BATCH_KEYS, BATCH_WRITES};
+use crate::catalogue::reader::{Reader, BATCH_KEYS};
 
 use super::heads::Heads;
+use super::part::Part;
 use super::pieces::{after_piece, lane_of_piece, piece_of, status_of, stored_pet, Pieces};
-
-/// A page of the lanes: its pets, in id order; how far the walk went in
-/// each lane; whether entries remain; what it writes back, and what it did
-/// to the pieces.
-#[derive(Debug, Default)]
-pub struct Part {
-    pub pets: Vec<Listed>,
-    pub lanes: Vec<u64>,
-    pub more: bool,
-    pub writes: Vec<(String, Vec<u8>)>,
-    pub notes: Vec<String>,
-}
-
-impl Part {
-    /// Writes what the page learned back, in one call (`set`, or a
-    /// `set-many` of at most [`BATCH_WRITES`]: a page after a burst of
-    /// creates touches a piece in each of 32 lanes, and a second write
-    /// would be a round trip more). What is not written, or whose write
-    /// failed, is only said: a later page that reads it writes it again.
-    pub fn write<S: KvStore>(&mut self, store: &S) {
-        let written = match &self.writes[..] {
-            [] => Ok(()),
-            [(key, text)] => store.set(key, text),
-            many => store.set_many(&many[..many.len().min(BATCH_WRITES)]),
-        };
-        if let Err(e) = written {
-            self.notes.push(format!("index pieces not written ({e})"));
-        }
-        if let Some(left) = self.writes.len().checked_sub(BATCH_WRITES + 1) {
-            self.notes
-                .push(format!("{} left for a later page", left + 1));
-        }
-    }
-}
 
 /// Up to `limit` pets of `list` after `from` (per lane of the store, what
 /// was listed).

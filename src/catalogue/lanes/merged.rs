@@ -15,7 +15,7 @@ use crate::catalogue::piece::Piece;
 use crate::catalogue::reader::Reader;
 
 use super::geometry::Geometry;
-use super::merge::Part;
+use super::part::Part;
 
 /// Where a page from `from` (a cursor's lanes and `word`) begins in `list`,
 /// if known, and whether its blocks are expected to hold it: the
@@ -76,20 +76,30 @@ pub fn page<S: KvStore>(
 ) -> Option<(Part, u64)> {
     let at = from.iter().sum::<u64>();
     // The unfiltered list's blocks hold ids; a status list's, positions.
-    let (first, word) = match list {
-        ListName::All => (geometry.base(), limit as u64 / geometry.width() as u64),
-        ListName::Status(_) => (1, 2),
-    };
-    let first = first + at as i64;
+    let first = match list {
+        ListName::All => geometry.base(),
+        ListName::Status(_) => 1,
+    } + at as i64;
     let mut pets = Vec::with_capacity(limit);
+    // Positions the blocks hold whole, in a row.
+    let mut whole = 0;
     for key in keys(list, at, limit) {
         let piece = Piece::decode(reader.peek(&key)?.to_vec()).ok()?;
+        if whole == pets.len() && piece.entries().len() == PIECE_LEN as usize {
+            whole += PIECE_LEN as usize;
+        }
         let wanted = piece.range(first, first + limit as i64 - 1);
         pets.extend(wanted.iter().map(|(_, pet)| pet.clone()));
     }
     if pets.len() != limit {
         return None;
     }
+    // The unfiltered list's (a walk's first page): the rounds the blocks
+    // held whole, every lane's stored.
+    let word = match list {
+        ListName::All => (whole.max(limit) / geometry.width()) as u64,
+        ListName::Status(_) => 2,
+    };
     for pet in &pets {
         *from.get_mut(geometry.place(pet.id).0)? += 1;
     }

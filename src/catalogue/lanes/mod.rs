@@ -16,6 +16,7 @@ mod heads;
 mod keyed;
 mod merge;
 mod merged;
+mod part;
 mod pieces;
 mod store;
 
@@ -37,6 +38,7 @@ use super::record::{self, PetRecord};
 
 use head::Head;
 use heads::Heads;
+use part::Part;
 
 /// A store of the lanes layout: its geometry (`None`: not claimed yet), and
 /// whether this instance writes it (the operator asked for lanes).
@@ -75,9 +77,9 @@ impl Lanes {
         list: ListName,
         (mut from, stored): (Vec<u64>, u64),
         limit: usize,
-    ) -> Result<(merge::Part, u64), ApiError> {
+    ) -> Result<(Part, u64), ApiError> {
         let Some(geometry) = self.geometry else {
-            return Ok((merge::Part::default(), 0));
+            return Ok((Part::default(), 0));
         };
         // Rounds every lane had stored (a cursor of this width says up to
         // which) are in the pieces and stored: a page of the unfiltered
