@@ -535,6 +535,67 @@ fn a_status_page_over_its_settled_part_reads_the_merged_blocks_alone() {
     assert_eq!(ids, sold(700));
 }
 
+/// A status cursor not made here that claims to be exact (its word) is
+/// answered, but checked before a page writes blocks by it: the block that
+/// holds its position must say its last pet, and every lane's next pet be
+/// past it. One whose lanes are shifted (one lane a pet on, another a pet
+/// back: the same position) writes nothing, and its next cursor claims
+/// nothing; the blocks stay as they were, and walks stay exact.
+#[test]
+fn a_cursor_that_claims_a_position_it_is_not_at_writes_no_block() {
+    let api = lanes();
+    for i in 0..640 {
+        api.create(&format!("p{i}"), STATUSES[i % 3]);
+    }
+    let target = "/v1/pets?limit=50&status=sold";
+    let sold: Vec<i64> = (1..=640).filter(|id| id % 3 == 0).collect();
+    assert_eq!(walk(&api, target), sold);
+    let blocks = || -> Vec<(String, Option<Vec<u8>>)> {
+        let keys = api
+            .store
+            .keys()
+            .into_iter()
+            .filter(|k| k.starts_with("ixm:"));
+        keys.map(|k| (k.clone(), api.store.peek(&k))).collect()
+    };
+    let before = blocks();
+    assert_eq!(before.len(), 6);
+    // The cursor after positions 1 to 100: `l<base>.<a digit per lane>_w`.
+    let second = next_of(api.get(target).header("link").unwrap()).unwrap();
+    let cursor = next_of(api.get(&second).header("link").unwrap()).unwrap();
+    let (head, word) = cursor.rsplit_once('_').unwrap();
+    let (prefix, digits) = head.split_once("&cursor=l").unwrap();
+    let (base, digits) = digits.split_once('.').unwrap();
+    let mut lanes: Vec<u32> = digits.chars().map(|d| d.to_digit(36).unwrap()).collect();
+    let at = lanes.iter().sum::<u32>() + 32 * base.parse::<u32>().unwrap();
+    assert_eq!(at, 100, "{cursor}, word {word}");
+    let forge = |lanes: &[u32]| -> String {
+        let digits: String = lanes
+            .iter()
+            .map(|n| char::from_digit(*n, 36).unwrap())
+            .collect();
+        format!("{prefix}&cursor=l{base}.{digits}_1")
+    };
+    // Lane 0 three pets on, past its next three (the 107th, 139th and
+    // 171st: a page from there that took the cursor on its word would
+    // number the pets before the 171st one too low, and write block 4,
+    // positions 129 to 160, so); then also the last lane with any a pet
+    // back, one listed again.
+    lanes[0] += 3;
+    let on = forge(&lanes);
+    let back = lanes.iter().rposition(|n| *n > 0).unwrap();
+    lanes[back] -= 1;
+    for forged in [on, forge(&lanes)] {
+        let r = api.get(&forged);
+        assert_eq!(r.status, 200, "{forged}");
+        assert_eq!(page_ids(&r).len(), 50, "a full page, as the store holds it");
+        let next = next_of(r.header("link").unwrap()).unwrap();
+        assert!(!next.contains('_'), "it claims no position: {next}");
+        assert_eq!(blocks(), before, "{forged}: no block written by it");
+    }
+    assert_eq!(walk(&api, target), sold);
+}
+
 fn walk(api: &Api, target: &str) -> Vec<i64> {
     let mut ids = Vec::new();
     let mut next = Some(target.to_string());

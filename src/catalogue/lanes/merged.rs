@@ -32,26 +32,35 @@ pub fn start(list: ListName, from: &[u64], word: u64) -> (Option<u64>, bool) {
     }
 }
 
-/// The blocks a page of `limit` from position `at` spans.
-pub fn keys(list: ListName, at: u64, limit: usize) -> Vec<String> {
+/// The blocks that hold positions `at` (the last a cursor listed, if
+/// any) to `at + n`.
+pub fn keys(list: ListName, at: u64, n: usize) -> Vec<String> {
     let at = at as i64;
     let mut keys = Vec::new();
-    for j in at / PIECE_LEN..=(at + limit as i64 - 1) / PIECE_LEN {
+    for j in (at.max(1) - 1) / PIECE_LEN..=(at + n as i64 - 1) / PIECE_LEN {
         keys.push(merged_key(list, j));
     }
     keys
 }
 
 /// The blocks a status page from position `at`, reading `wanted` pets
-/// from the lanes, may write (those whole among its pets), and those of
-/// the page after it.
+/// from the lanes, checks its position against, may write (those whole
+/// among its pets), and those of the page after it.
 pub fn around(list: ListName, at: u64, wanted: usize, limit: usize) -> Vec<String> {
-    let first = at.next_multiple_of(PIECE_LEN as u64);
-    keys(
-        list,
-        first,
-        (at + wanted.max(2 * limit) as u64 - first) as usize,
-    )
+    keys(list, at, wanted.max(2 * limit))
+}
+
+/// Whether a cursor's lanes listed exactly the pets of its list up to
+/// its position `at`, checked against the blocks read, never taken on its
+/// word (a cursor not made here must not make a page write blocks that
+/// misplace pets): the block that holds position `at` says its pet, `x`,
+/// and every lane's next pet, `first` the least of them, is past `x`. Then
+/// each lane listed at least its pets up to `x`, and as the lanes listed
+/// `at` pets in all, as many as there are up to `x`, exactly those.
+fn listed_to<S: KvStore>(reader: &Reader<'_, S>, list: ListName, at: u64, first: i64) -> bool {
+    let key = merged_key(list, (at as i64 - 1) / PIECE_LEN);
+    let block = reader.peek(&key).map(|b| Piece::decode(b.to_vec()));
+    at == 0 || matches!(block, Some(Ok(b)) if b.get(at as i64).is_some_and(|x| x.id < first))
 }
 
 /// How many pets a status page from position `at` reads from the lanes: on
@@ -128,7 +137,12 @@ pub fn settle<S: KvStore>(
     let settled = geometry.id(geometry.width() - 1, rounds);
     let mut word = u64::from(part.pets.last().is_some_and(|pet| pet.id <= settled));
     if let Some(at) = at {
-        let mut blocks = whole(list, at, &part.pets, settled);
+        let first = part.pets.first().map_or(i64::MAX, |pet| pet.id);
+        let exact = listed_to(reader, list, at, first);
+        let mut blocks = match exact {
+            true => whole(list, at, &part.pets, settled),
+            false => Vec::new(),
+        };
         // Those read and the same are not written again (one unreadable is).
         blocks.retain(|(key, block)| reader.peek(key) != Some(block));
         let beyond = part.pets.split_off(limit.min(part.pets.len()));
@@ -136,7 +150,7 @@ pub fn settle<S: KvStore>(
             part.lanes[geometry.place(pet.id).0] -= 1;
         }
         part.more |= !beyond.is_empty();
-        word = u64::from(part.pets.last().is_some_and(|pet| pet.id <= settled));
+        word = u64::from(exact && part.pets.last().is_some_and(|pet| pet.id <= settled));
         let next = keys(list, at + part.pets.len() as u64, limit);
         let there =
             |key: &String| reader.peek(key).is_some() || blocks.iter().any(|(k, _)| k == key);
