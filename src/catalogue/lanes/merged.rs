@@ -58,9 +58,12 @@ pub fn around(list: ListName, at: u64, wanted: usize, limit: usize) -> Vec<Strin
 /// each lane listed at least its pets up to `x`, and as the lanes listed
 /// `at` pets in all, as many as there are up to `x`, exactly those.
 fn listed_to<S: KvStore>(reader: &Reader<'_, S>, list: ListName, at: u64, first: i64) -> bool {
+    if at == 0 {
+        return true;
+    }
     let key = merged_key(list, (at as i64 - 1) / PIECE_LEN);
     let block = reader.peek(&key).map(|b| Piece::decode(b.to_vec()));
-    at == 0 || matches!(block, Some(Ok(b)) if b.get(at as i64).is_some_and(|x| x.id < first))
+    matches!(block, Some(Ok(b)) if b.get(at as i64).is_some_and(|x| x.id < first))
 }
 
 /// How many pets a status page from position `at` reads from the lanes: on

@@ -5,7 +5,8 @@
 //! storing the pet the head held before (`claim`): so every round up to the
 //! head's is a pet, stored or in the head, and there are no holes and no
 //! create half-done. Pages merge the lanes (`merge`); a cursor keeps one
-//! number per lane. docs/key-value-layout.md, "The lanes layout".
+//! number per lane; a status list's settled part is also kept merged, in
+//! blocks of its positions (`merged`). docs/key-value-layout.md, "The lanes layout".
 
 mod choice;
 mod claim;
