@@ -138,32 +138,33 @@ pub fn settle<S: KvStore>(
     limit: usize,
 ) -> u64 {
     let settled = geometry.id(geometry.width() - 1, rounds);
-    let mut word = u64::from(part.pets.last().is_some_and(|pet| pet.id <= settled));
-    if let Some(at) = at {
-        let first = part.pets.first().map_or(i64::MAX, |pet| pet.id);
-        let exact = listed_to(reader, list, at, first);
-        let mut blocks = match exact {
-            true => whole(list, at, &part.pets, settled),
-            false => Vec::new(),
-        };
-        // Those read and the same are not written again (one unreadable is).
-        blocks.retain(|(key, block)| reader.peek(key) != Some(block));
-        let beyond = part.pets.split_off(limit.min(part.pets.len()));
-        for pet in &beyond {
-            part.lanes[geometry.place(pet.id).0] -= 1;
-        }
-        part.more |= !beyond.is_empty();
-        word = u64::from(exact && part.pets.last().is_some_and(|pet| pet.id <= settled));
-        let next = keys(list, at + part.pets.len() as u64, limit);
-        let there =
-            |key: &String| reader.peek(key).is_some() || blocks.iter().any(|(k, _)| k == key);
-        if word == 1 && next.iter().all(there) {
-            word = 2;
-        }
-        // The blocks first, in the page's one write.
-        blocks.append(&mut part.writes);
-        part.writes = blocks;
+    let ends_settled = |part: &Part| part.pets.last().is_some_and(|pet| pet.id <= settled);
+    let Some(at) = at else {
+        return u64::from(ends_settled(part));
+    };
+    let first = part.pets.first().map_or(i64::MAX, |pet| pet.id);
+    let exact = listed_to(reader, list, at, first);
+    let mut blocks = match exact {
+        true => whole(list, at, &part.pets, settled),
+        false => Vec::new(),
+    };
+    // Those read and the same are not written again (one unreadable is).
+    blocks.retain(|(key, block)| reader.peek(key) != Some(block));
+    let beyond = part.pets.split_off(limit.min(part.pets.len()));
+    for pet in &beyond {
+        part.lanes[geometry.place(pet.id).0] -= 1;
     }
+    part.more |= !beyond.is_empty();
+    let next = keys(list, at + part.pets.len() as u64, limit);
+    let there = |key: &String| reader.peek(key).is_some() || blocks.iter().any(|(k, _)| k == key);
+    let word = match exact && ends_settled(part) {
+        false => 0,
+        true if next.iter().all(there) => 2,
+        true => 1,
+    };
+    // The blocks first, in the page's one write.
+    blocks.append(&mut part.writes);
+    part.writes = blocks;
     word
 }
 

@@ -33,9 +33,9 @@ impl Part {
         if let Err(e) = written {
             self.notes.push(format!("index pieces not written ({e})"));
         }
-        if let Some(left) = self.writes.len().checked_sub(BATCH_WRITES + 1) {
-            self.notes
-                .push(format!("{} left for a later page", left + 1));
+        if self.writes.len() > BATCH_WRITES {
+            let left = self.writes.len() - BATCH_WRITES;
+            self.notes.push(format!("{left} left for a later page"));
         }
     }
 }
