@@ -1,7 +1,5 @@
-//! A keyed create whose key is bound to a pet's id (a counters word, on a
-//! counters store or one moved to lanes since): replayed, refused, finished
-//! with the write its owner would make (its pending record), or given up
-//! past its commit window, so that the key may be bound anew.
+//! A keyed create whose key is bound to a pet's id (a counters word): replayed,
+//! refused, finished with its owner's write, or given up past its commit window.
 
 use crate::errors::ApiError;
 use crate::retry::Retrying;

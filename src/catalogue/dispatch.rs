@@ -56,20 +56,13 @@ impl Held {
     /// cursor's parts (a cursor no layout made is a 400).
     fn expected(cursor: Option<&Cursor>) -> Result<Held, ApiError> {
         let text = cursor.map_or("", Cursor::as_str);
-        let (counters, rest) = counters::Cursor::read(text).ok_or_else(not_ours)?;
-        let lanes = lanes::Cursor::read(rest).ok_or_else(not_ours)?;
+        let (counters, rest) = counters::Cursor::read(text).ok_or_else(Cursor::malformed)?;
+        let lanes = lanes::Cursor::read(rest).ok_or_else(Cursor::malformed)?;
         Ok(Held::Expected {
             counters: counters.is_some(),
             lanes: lanes.map(|l| l.lanes().len()),
         })
     }
-}
-
-/// A cursor that no page of this service made.
-fn not_ours() -> ApiError {
-    ApiError::InvalidParameter(
-        "query parameter 'cursor' is malformed: use the one in the 'next' link".into(),
-    )
 }
 
 impl<'a, S: KvStore + 'a> Catalogue<'a, S> {

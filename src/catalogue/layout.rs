@@ -1,7 +1,5 @@
-//! The one interface every layout of the catalogue has ([`Layout`]): a
-//! getPet of a pet `pet:{id}` does not hold, a page, a create, a keyed
-//! create, what health says. The dispatcher (`catalogue/mod.rs`) resolves
-//! which layout a store holds and calls it without asking which it is.
+//! The one interface every layout serves ([`Layout`]), a page, what the
+//! catalogue asks of the deployment, and the refusals of a layout or format.
 
 use crate::errors::{ApiError, Misconfiguration};
 use crate::model::{Cursor, ListName, NewPet, Pet};
@@ -47,12 +45,17 @@ pub(super) trait Layout<S: KvStore> {
     fn keyed(&self, store: &Retrying<'_, S>, keyed: &Keyed) -> Result<Created, ApiError>;
 
     /// Where, beside `pet:{id}`, a pet may be that is not stored there yet
-    /// (read with `ctr:id`, where reads are batched).
-    fn unstored_keys(&self, id: i64) -> Vec<String>;
+    /// (read with `ctr:id`, where reads are batched): nowhere, unless the
+    /// layout keeps pets elsewhere first.
+    fn unstored_keys(&self, _id: i64) -> Vec<String> {
+        Vec::new()
+    }
 
     /// The pet with this id that `pet:{id}` did not hold, if the layout
     /// holds it elsewhere.
-    fn unstored(&self, reader: &mut Reader<'_, S>, id: i64) -> Result<Option<Listed>, ApiError>;
+    fn unstored(&self, _: &mut Reader<'_, S>, _id: i64) -> Result<Option<Listed>, ApiError> {
+        Ok(None)
+    }
 
     /// What `/v1/health` says of the store, after `"status":"ok",`:
     /// `"layout":…` and what follows; an error when this instance cannot

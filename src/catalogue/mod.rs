@@ -1,13 +1,6 @@
-//! The catalogue in the key-value store, over any [`KvStore`]: getPet's
-//! read, a page, a create, the health report, each on the layout the store
-//! holds, resolved once per request into a value that one interface
-//! ([`layout::Layout`]) serves: `counters` (one id counter; every store of
-//! 1.0.0–1.2.0, SQLite, Redis), `lanes` (logs of ids claimed by
-//! compare-and-swap; DynamoDB, where creates must scale out) and, above
-//! both, `moved` (a store moved from the first to the second);
-//! `dispatch.rs` is the one place that chooses among them
-//! (docs/key-value-layout.md). The edge build (`--features edge`) has one
-//! layout, `replicated`, for stores without atomics, as its catalogue.
+//! The catalogue in the key-value store, over any [`KvStore`]: the default
+//! build's layouts (`counters`, `lanes`, `moved`) behind one dispatcher, or the
+//! edge build's `replicated`. docs/key-value-layout.md.
 
 pub mod backend;
 #[cfg(not(feature = "edge"))]

@@ -1,10 +1,5 @@
-//! Stores between the two layouts, above both: one moved from counters to
-//! lanes, or read with a counters cursor ([`Moved`]), whose ids up to the
-//! last the counter handed out are
-//! read the counters way (their walk ends there; a status list's at its
-//! counter, which creates of the moment of the move may still raise until
-//! [`SEAL_AFTER_MS`] after it), then its lanes; and a counters store the
-//! operator asked to move ([`ToMove`]), which its next create moves.
+//! Stores between the layouts: one moved from counters to lanes (its ids before
+//! the move read the counters way, then its lanes), and one its next create moves.
 
 use crate::errors::ApiError;
 use crate::model::{self, ListName, NewPet, Pet};
@@ -35,6 +30,11 @@ impl Moved {
     pub fn new(lanes: Lanes) -> Moved {
         Moved { lanes }
     }
+
+    /// The store's lanes, or those a store not read yet is assumed to have.
+    fn geometry(&self) -> lanes::Geometry {
+        (self.lanes.geometry()).unwrap_or(lanes::Geometry::assumed(None))
+    }
 }
 
 impl ToMove {
@@ -51,16 +51,12 @@ impl ToMove {
 fn parts(
     cursor: Option<&model::Cursor>,
 ) -> Result<(Option<counters::Cursor>, Option<Vec<u64>>), ApiError> {
-    let malformed = || {
-        ApiError::InvalidParameter(
-            "query parameter 'cursor' is malformed: use the one in the 'next' link".into(),
-        )
-    };
     let Some(cursor) = cursor else {
         return Ok((Some(counters::Cursor::at(1)), None));
     };
-    let (legacy, rest) = counters::Cursor::read(cursor.as_str()).ok_or_else(malformed)?;
-    let lanes = lanes::Cursor::read(rest).ok_or_else(malformed)?;
+    let (legacy, rest) =
+        counters::Cursor::read(cursor.as_str()).ok_or_else(model::Cursor::malformed)?;
+    let lanes = lanes::Cursor::read(rest).ok_or_else(model::Cursor::malformed)?;
     Ok((legacy, lanes.map(|l| l.lanes().to_vec())))
 }
 
@@ -72,10 +68,7 @@ impl<S: KvStore> Layout<S> for Moved {
         limit: usize,
     ) -> Result<Vec<String>, ApiError> {
         let (legacy, from) = parts(cursor)?;
-        let geometry = self
-            .lanes
-            .geometry()
-            .unwrap_or(lanes::Geometry::assumed(None));
+        let geometry = self.geometry();
         let position = legacy.as_ref().map(counters::Cursor::position);
         let from = from.unwrap_or_else(|| geometry.rounds_below(position));
         let mut keys = legacy.map_or(Vec::new(), |c| Counters::walk_keys(list, &c, limit));
@@ -92,19 +85,12 @@ impl<S: KvStore> Layout<S> for Moved {
         limit: usize,
     ) -> Result<Page, ApiError> {
         let (legacy, from) = parts(cursor)?;
-        let geometry = self
-            .lanes
-            .geometry()
-            .unwrap_or(lanes::Geometry::assumed(None));
+        let geometry = self.geometry();
         let settled = clock.now_ms >= geometry.moved_ms() + SEAL_AFTER_MS;
         let from = from.unwrap_or_else(|| {
             geometry.rounds_below(legacy.as_ref().map(counters::Cursor::position))
         });
-        let mut page = Page {
-            pets: Vec::new(),
-            next: None,
-            notes: Vec::new(),
-        };
+        let mut page = Page::default();
         let (mut going_on, mut more) = (None, false);
         if let Some(at) = legacy.filter(|_| geometry.legacy_last() > 0) {
             let end = match list {
@@ -158,10 +144,7 @@ impl<S: KvStore> Layout<S> for Moved {
     /// The lanes, and the move: `settling` while creates of the moment may
     /// still commit ids from before it, then `done`.
     fn health(&self, now_ms: u64) -> Result<String, ApiError> {
-        let geometry = self
-            .lanes
-            .geometry()
-            .unwrap_or(lanes::Geometry::assumed(None));
+        let geometry = self.geometry();
         if !geometry.moved() {
             return self.lanes.health_json();
         }
@@ -206,14 +189,6 @@ impl<S: KvStore> Layout<S> for ToMove {
 
     fn keyed(&self, store: &Retrying<'_, S>, keyed: &Keyed) -> Result<Created, ApiError> {
         self.lanes.keyed(store, keyed)
-    }
-
-    fn unstored_keys(&self, _: i64) -> Vec<String> {
-        Vec::new()
-    }
-
-    fn unstored(&self, _: &mut Reader<'_, S>, _: i64) -> Result<Option<Listed>, ApiError> {
-        Ok(None)
     }
 
     fn health(&self, _: u64) -> Result<String, ApiError> {

@@ -1,9 +1,5 @@
-//! The pending record: what a counters keyed create stages in its own
-//! `pet:{id}` before it claims its `Idempotency-Key`, so that whoever finds
-//! the claim can finish the create with exactly the write its owner would
-//! make (`bound.rs`); and the clock of a position that is issued but not committed: how long a
-//! create may still commit it, when readers give it up, and the clock a
-//! page reads them by.
+//! The pending record a counters keyed create stages in its `pet:{id}`, and the
+//! clock of a position issued but not committed (commit window, seal, lease).
 
 use crate::errors::ApiError;
 

@@ -1,7 +1,5 @@
-//! The index piece: a cache of the pets at 32 positions of one list, stored
-//! as text (`ix2:{list}:{k}`), read by splitting lines. Reading one keeps its
-//! text whole: each pet it holds is a span of that text, so serving a page
-//! copies each pet's JSON once, into the body, and allocates nothing per pet.
+//! The index piece: the pets at 32 positions of a list, as text, read by
+//! splitting lines; each pet a span of that text, copied once into the body.
 
 use std::rc::Rc;
 

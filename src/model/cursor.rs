@@ -3,6 +3,8 @@
 //! parts the catalogue's layouts each read (docs/key-value-layout.md);
 //! here only its alphabet and its numbers.
 
+use crate::errors::ApiError;
+
 /// Longest cursor taken: a page's own are at most a few hundred characters.
 const MAX_LEN: usize = 2048;
 
@@ -25,6 +27,13 @@ impl Cursor {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The answer to a cursor no page of this service made.
+    pub fn malformed() -> ApiError {
+        ApiError::InvalidParameter(
+            "query parameter 'cursor' is malformed: use the one in the 'next' link".into(),
+        )
     }
 }
 

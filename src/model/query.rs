@@ -84,14 +84,7 @@ impl ListQuery {
             })
             .transpose()?;
         let cursor = single("cursor")?
-            .map(|raw| {
-                Cursor::parse(raw).ok_or_else(|| {
-                    ApiError::InvalidParameter(
-                        "query parameter 'cursor' is malformed: use the one in the 'next' link"
-                            .into(),
-                    )
-                })
-            })
+            .map(|raw| Cursor::parse(raw).ok_or_else(Cursor::malformed))
             .transpose()?;
         Ok(ListQuery {
             limit,

@@ -1,13 +1,6 @@
-//! A page of a counters walk (`Part`) and the positions it carries: issued, but their create had not finished
-//! when the walk passed them. Each page looks again; one that committed is
-//! listed then (after pets with higher ids: a walk lists every pet exactly
-//! once, and a client that follows the list's end sees every new pet). A
-//! position where nothing at all was stored for long is given up: after a
-//! walk carried it for [`SEAL_AFTER_MS`], a reader writes down when it first
-//! found it so (`hole:{list}:{position}`, the store's own clock), and
-//! [`SEAL_AFTER_MS`] later writes what every reader takes for no pet. No
-//! create commits that late: a create gives up its position after
-//! [`COMMIT_WITHIN_MS`](crate::catalogue::pending::COMMIT_WITHIN_MS).
+//! A page of a counters walk (`Part`) and the positions it carries (issued, not
+//! committed yet): listed once they commit, given up when long empty (`hole:`).
+//! docs/key-value-layout.md, "The counters layout", "A page".
 
 use crate::errors::ApiError;
 use crate::model::{parse_digits, ListName};

@@ -1,14 +1,6 @@
-//! A create of the counters layout: an id and a position (two
-//! `increment`s), then the commit of its slot and its pet, settled by
-//! reading back when a reply fails.
-//!
-//! The rule every commit keeps, on every backend: **a pet is never visible
-//! (its record readable at `pet:{id}`) without its slot**, so every pet that
-//! getPet returns is in the unfiltered walk and in its status's walk. Where
-//! `set-many` is all or nothing (Spin's SQLite: one transaction; Redis:
-//! `MSET`) both go in one call. Where it is neither atomic nor ordered
-//! (Spin's DynamoDB: one `BatchWriteItem`) the slot is written first, alone,
-//! then the record: one call more.
+//! A counters create: an id and a position (two `increment`s), then the commit
+//! of slot and pet, slot never after pet, settled by reading back when a reply fails.
+//! docs/key-value-layout.md, "The counters layout".
 
 use crate::errors::ApiError;
 use crate::model::{ListName, NewPet, Pet, PetStatus};

@@ -1,7 +1,5 @@
-//! The counters layout's part of a cursor: `c<position>`, the next position
-//! of the walk, then, when positions below it were issued but not yet
-//! committed when last seen, `u<d>-<d>…_<seconds>` (how far below the
-//! position each is, in base 36, and since when they are carried).
+//! The counters part of a cursor: `c<position>`, then the positions carried
+//! below it, `u<d>-<d>…_<seconds>` (how far below, base 36; since when).
 
 use crate::model::{number, split_digits};
 

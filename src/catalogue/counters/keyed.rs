@@ -1,15 +1,6 @@
-//! A counters create under an `Idempotency-Key`: exactly one pet per key,
-//! whatever fails. How it stays so on every backend: docs/key-value-layout.md
-//! ("A keyed create").
-//!
-//! One more key, `idem:{sha256 of the key, hex}`: a counter word, 0 (free)
-//! or the id of the pet the key is bound to. Before it claims the word, a
-//! create stages its slot and its intent in its own `pet:{id}` (a pending
-//! record), so whoever finds the claim can finish the create with exactly
-//! the write its owner would make. Safety never rests on clocks: the lease
-//! only decides between answering 409 (the owner may still be at work) and
-//! finishing; past the commit window a stopped create is given up and the
-//! key bound to a new one.
+//! A counters create under an `Idempotency-Key` (`idem:{digest}`, a word: 0 or
+//! a pet's id), its slot and pending record staged first, so that whoever finds
+//! the claim finishes it. docs/key-value-layout.md, "A keyed create".
 
 use crate::errors::ApiError;
 use crate::retry::Retrying;

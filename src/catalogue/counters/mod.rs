@@ -1,10 +1,5 @@
-//! The counters layout: one id counter (`ctr:id`), one counter and a slot
-//! per position of each status's list; every store of 1.0.0–1.2.0 and
-//! every store on SQLite and Redis. A create takes an id and a position and
-//! commits its slot and its pet (`create`); pages walk positions (`walk`),
-//! look up what a piece lacks (`truth`), carry the positions whose create
-//! has not finished (`carry`) and write back what they learned (`repairs`).
-//! docs/key-value-layout.md, "The counters layout".
+//! The counters layout: an id counter, a counter and slots per status; every
+//! store of 1.0.0–1.2.0, SQLite, Redis. docs/key-value-layout.md, "The counters layout".
 
 mod carry;
 mod create;
@@ -26,7 +21,6 @@ use crate::store::KvStore;
 use super::backend::KvBackend;
 use super::created::{Created, Keyed};
 use super::layout::{cursor_not_made_here, Layout, Page};
-use super::listed::Listed;
 use super::pending::Clock;
 use super::reader::Reader;
 
@@ -116,15 +110,6 @@ impl<S: KvStore> Layout<S> for Counters {
 
     fn keyed(&self, store: &Retrying<'_, S>, keyed: &Keyed) -> Result<Created, ApiError> {
         keyed::create(store, keyed, self.backend.claim_by())
-    }
-
-    fn unstored_keys(&self, _: i64) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// A pet is committed with its record: none is anywhere else.
-    fn unstored(&self, _: &mut Reader<'_, S>, _: i64) -> Result<Option<Listed>, ApiError> {
-        Ok(None)
     }
 
     fn health(&self, _: u64) -> Result<String, ApiError> {

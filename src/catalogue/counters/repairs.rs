@@ -1,7 +1,5 @@
-//! The index pieces a counters page writes back: each piece the truth
-//! added to, with what it added, in one `set`, or `set-many`s of at most
-//! [`BATCH_WRITES`] (best effort: a failed write only leaves the work to
-//! the next reader).
+//! The index pieces a counters page writes back, in one `set` or `set-many`s
+//! (best effort: a failed write leaves the work to the next reader).
 
 use crate::store::KvStore;
 

@@ -1,7 +1,5 @@
-//! A page of a counters list: the walk along its positions, reading index
-//! pieces, filling gaps from the truth (past 64 empty positions it stops), carrying the
-//! positions whose create has not finished, and writing back a piece the
-//! truth added to.
+//! A page of a counters list: the walk along positions and pieces, gaps filled
+//! from the truth, positions not committed carried, pieces the truth added to written back.
 
 use std::collections::BTreeMap;
 

@@ -12,7 +12,6 @@ use crate::catalogue::keys::{head_key, pet_key};
 use crate::catalogue::record::PetRecord;
 
 use super::choice::{first_choice, other_choice, AHEAD};
-use super::geometry::Geometry;
 use super::head::{Claimed, Head};
 use super::heads::Heads;
 
@@ -54,7 +53,7 @@ pub fn create<S: KvStore>(
         // Where the lane is now; and where every lane is, when the choice
         // and ceiling were made on what has passed.
         if lost.stale {
-            lanes = current_heads(store, *lanes.geometry())?;
+            lanes = super::store::heads(store, Some(*lanes.geometry()))?;
         } else {
             lanes.set(lane, lost.head);
         }
@@ -65,21 +64,6 @@ pub fn create<S: KvStore>(
 
 /// Heads tried one after the other without a wait.
 pub const QUICK_TRIES: u32 = 4;
-
-/// The heads of the store's lanes: one `get-many`.
-fn current_heads<S: KvStore>(
-    store: &Retrying<'_, S>,
-    geometry: Geometry,
-) -> Result<Heads, ApiError> {
-    let keys: Vec<String> = Heads::keys(geometry.width()).collect();
-    let found = store.get_many(&keys)?;
-    Heads::read(geometry, |key| {
-        found
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_slice())
-    })
-}
 
 /// 64 random bits that name one create.
 pub fn nonce(random: [u8; 16]) -> u64 {

@@ -1,11 +1,6 @@
-//! The lanes layout's part of a cursor, its last: `l<base>.<a base-36
-//! digit per lane>` when every lane is within 35 of the least, else
-//! `l<n>-<n>-…`: per lane of the store (16 or 32), the rounds (in a status
-//! list, the positions) the walk has listed; then, in the unfiltered list,
-//! `_<r>`: every lane had stored its rounds up to `r` when a page last read
-//! the heads (read since 1.5.1, written since 1.6.0, so that instances of
-//! 1.5.1 follow 1.6.0's cursors; 1.5.0 refuses them); then up to 3 words a
-//! later release may add, ignored here.
+//! The lanes part of a cursor: `l<base>.<a base-36 digit per lane>` (or
+//! `l<n>-<n>-…`), what each lane listed; then the word `_<n>` and up to 3 later
+//! words, ignored. docs/key-value-layout.md, "The lanes layout".
 
 use crate::model::number;
 

@@ -1,7 +1,5 @@
-//! The lanes' geometry, the one place a width is written: how many lanes a
-//! store has (32; 16 on a store 1.3.0 claimed or moved), where their ids
-//! begin, which id each round of each lane is, the blocks the unfiltered
-//! list's pieces hold, and the mark in `ctr:id` that says all this.
+//! The lanes' geometry, the one place a width is written: lanes (32, or 16 on
+//! a store 1.3.0 claimed), base, id ↔ lane and round, blocks, the mark in `ctr:id`.
 
 /// The lanes a store claimed or moved by this release has.
 const NEW_WIDTH: usize = 32;

@@ -1,8 +1,5 @@
-//! A lane's head, `lane:{k}`: the lane's last round, how many pets of each
-//! status it holds through that round, and that round's pet. A create
-//! claims the next round by compare-and-swap of the head, after it stored
-//! the pet the head held (so that every round before the head's is in
-//! `pet:{id}` and its status entry). Which lane a create tries.
+//! A lane's head, `lane:{k}`: its last round, its counts of each status, and that
+//! round's pet, which its next create stores before claiming the next round.
 
 use crate::errors::ApiError;
 use crate::model::{Pet, PetStatus};

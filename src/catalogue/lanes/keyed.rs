@@ -1,12 +1,6 @@
-//! A lanes create under an `Idempotency-Key`: its record `idem:{digest}`
-//! is claimed by put-if-absent with the whole intent — the lane and round
-//! it will claim, when it began, the nonce that names it, the pet's JSON —
-//! so that whoever finds the record can tell whether that round is the
-//! create's (a replay), finish the create the same way (past the lease),
-//! or, when another create took that round first, move the intent on by
-//! compare-and-swap. A record written before the store moved to lanes (a
-//! counters word, bound to a pending record or a pet) is followed as every
-//! create follows such a word ([`follow`]).
+//! A lanes create under an `Idempotency-Key`: its intent (lane, round, start,
+//! nonce, pet) claimed by put-if-absent, then its round; replayed, refused,
+//! finished or moved on by whoever finds it. docs/key-value-layout.md.
 
 use crate::errors::ApiError;
 use crate::retry::Retrying;

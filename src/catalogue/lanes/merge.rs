@@ -1,11 +1,6 @@
-//! A page of the lanes layout: the lanes merged in id order. In the
-//! unfiltered list lane `k`'s entries are its rounds (ids known from the
-//! round alone); in a status list they are the lane's pets of that status,
-//! by position (ids learned by reading them). A lane ends at its head's
-//! round, or its head's count of the status: every entry up to it is a pet,
-//! stored, or held by the head. A page chooses entries while it knows every
-//! lane's next id, reads what it lacks (pieces, then what the lanes stored)
-//! in batches, and the cursor keeps, per lane, how far it listed.
+//! A lanes page: the lanes merged in id order, choosing entries while every
+//! lane's next id is known and reading what it lacks in batches.
+//! docs/key-value-layout.md, "The lanes layout", "A page".
 
 use std::collections::BTreeMap;
 

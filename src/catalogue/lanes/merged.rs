@@ -1,10 +1,6 @@
-//! A list read at a known position, in blocks of 32 of its positions: the
-//! unfiltered list's blocks (`ix3:all:{j}`, ids by round), and a status
-//! list's settled part merged across the lanes (`ixm:{status}:{j}`), written
-//! whole, and only once every lane has stored the ids in it: their order
-//! never changes then. A status cursor whose lanes listed exactly the pets
-//! up to a settled id is at position `Σ lanes`; its word says so (`_1`),
-//! and that the blocks after it are expected to be there (`_2`).
+//! A list at a known position, in blocks of 32 positions: the unfiltered list's
+//! blocks, and a status list's settled part merged across the lanes (`ixm:`),
+//! written whole. docs/key-value-layout.md, "A status list's settled part".
 
 use crate::model::ListName;
 use crate::store::KvStore;

@@ -1,12 +1,6 @@
-//! The lanes layout (DynamoDB, `catalogue_layout = lanes`): ids come from
-//! lanes (32; 16 on a store 1.3.0 claimed), each a log of rounds (its
-//! `geometry`). A create claims the next round of a lane by a
-//! compare-and-swap of the lane's head, which holds that round's pet, after
-//! storing the pet the head held before (`claim`): so every round up to the
-//! head's is a pet, stored or in the head, and there are no holes and no
-//! create half-done. Pages merge the lanes (`merge`); a cursor keeps one
-//! number per lane; a status list's settled part is also kept merged, in
-//! blocks of its positions (`merged`). docs/key-value-layout.md, "The lanes layout".
+//! The lanes layout: 32 (or 16) lanes of ids, each a log whose next round a
+//! create claims by compare-and-swap of its head; pages merge the lanes.
+//! docs/key-value-layout.md, "The lanes layout".
 
 mod choice;
 mod claim;

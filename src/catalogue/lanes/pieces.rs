@@ -1,9 +1,5 @@
-//! The pieces a lanes page reads, and the ones it writes back: a cache of
-//! what every lane stored, built by readers, since a pet never changes once
-//! its round is claimed. `ix3:all:{block}` holds 32 ids, by id: rounds
-//! `block + 1` of every lane of 32 (or `2·block + 1` and `2·block + 2` of
-//! 16); `ix3:{status}:{lane}:{k}` positions `32k + 1 … 32k + 32` of that
-//! status's pets in that lane.
+//! The lanes' index pieces, a cache built by readers: `ix3:all:{block}` (32 ids
+//! by id) and `ix3:{status}:{lane}:{k}` (32 positions of a lane's status).
 
 use crate::errors::ApiError;
 use crate::model::{ListName, PetStatus};

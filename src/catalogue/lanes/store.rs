@@ -14,16 +14,21 @@ use super::heads::Heads;
 
 /// The store's mark and heads, making it a lanes store first if it is not.
 pub fn for_create<S: KvStore>(store: &Retrying<'_, S>) -> Result<Heads, ApiError> {
-    let mut keys = vec![ID_COUNTER.to_string()];
-    keys.extend(Heads::keys(Geometry::assumed(None).width()));
+    heads(store, None)
+}
+
+/// The heads of the store's lanes, with its mark where its geometry is not
+/// known yet: one `get-many`.
+pub fn heads<S: KvStore>(
+    store: &Retrying<'_, S>,
+    known: Option<Geometry>,
+) -> Result<Heads, ApiError> {
+    let width = known.unwrap_or(Geometry::assumed(None)).width();
+    let mark = known.is_none().then(|| ID_COUNTER.to_string());
+    let keys: Vec<String> = mark.into_iter().chain(Heads::keys(width)).collect();
     let found = store.get_many(&keys)?;
-    let value = |key: &str| {
-        found
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_slice())
-    };
-    let geometry = match value(ID_COUNTER).and_then(Geometry::from_mark) {
+    let value = |key: &str| found.iter().find(|(k, _)| k == key).map(|(_, v)| &v[..]);
+    let geometry = match known.or_else(|| value(ID_COUNTER).and_then(Geometry::from_mark)) {
         Some(geometry) => geometry,
         None => claim(store)?,
     };

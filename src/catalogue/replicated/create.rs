@@ -1,8 +1,5 @@
-//! A create of the replicated layout: an id drawn at random and checked
-//! absent, then one `set-many` of the pet and its entry (and the key's
-//! record, for a keyed create): the only keys it writes, so no replication
-//! order can lose an acknowledged pet. docs/decisions.md, "The replicated
-//! layout".
+//! A replicated create: a random id checked absent, then one `set-many` of its
+//! own keys only, so no replication order can lose an acknowledged pet.
 
 use crate::errors::ApiError;
 use crate::model::{NewPet, Pet};

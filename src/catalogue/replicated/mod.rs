@@ -1,8 +1,6 @@
-//! The replicated layout, the edge build's catalogue (`--features edge`),
-//! for a store without atomics whose replicas apply writes late and in any
-//! order (Akamai Functions): each create writes only its own keys, ids are
-//! drawn at random, and a page lists only what every replica has had time
-//! to receive. Its promises: docs/decisions.md, "The replicated layout".
+//! The edge build's catalogue, the replicated layout, for a store without
+//! atomics whose replicas apply writes late and in any order (Akamai Functions).
+//! docs/replicated-layout.md.
 
 mod create;
 mod entry;
