@@ -28,15 +28,13 @@ pub struct Catalogue<'a, S: KvStore> {
 
 /// What a store holds, as far as a request knows: what `ctr:id` says
 /// (nothing, a counter, the lanes' mark), or, before it is read, what the
-/// request's cursor says (a counters part, a lanes part of so many lanes).
+/// request's cursor says: whether it has a counters part, and the lanes
+/// of its lanes part.
 enum Held {
     Nothing,
     Counter(i64),
     Mark(Geometry),
-    Expected {
-        counters: bool,
-        lanes: Option<usize>,
-    },
+    Expected(bool, Option<usize>),
 }
 
 impl Held {
@@ -58,10 +56,10 @@ impl Held {
         let text = cursor.map_or("", Cursor::as_str);
         let (counters, rest) = counters::Cursor::read(text).ok_or_else(Cursor::malformed)?;
         let lanes = lanes::Cursor::read(rest).ok_or_else(Cursor::malformed)?;
-        Ok(Held::Expected {
-            counters: counters.is_some(),
-            lanes: lanes.map(|l| l.lanes().len()),
-        })
+        Ok(Held::Expected(
+            counters.is_some(),
+            lanes.map(|l| l.lanes().len()),
+        ))
     }
 }
 
@@ -109,30 +107,11 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
             }
             (Held::Nothing, LayoutName::Lanes) => Box::new(lanes(None)),
             (Held::Nothing, LayoutName::Counters) => Box::new(Counters::new(backend, None)),
-            (
-                Held::Expected {
-                    counters: true,
-                    lanes,
-                },
-                LayoutName::Lanes,
-            )
-            | (
-                Held::Expected {
-                    counters: true,
-                    lanes: lanes @ Some(_),
-                },
-                _,
-            ) => Box::new(Moved::new(assumed(lanes))),
-            (
-                Held::Expected {
-                    lanes: Some(width), ..
-                },
-                _,
-            ) => Box::new(assumed(Some(width))),
-            (Held::Expected { .. }, LayoutName::Lanes) => Box::new(assumed(None)),
-            (Held::Expected { .. }, LayoutName::Counters) => {
-                Box::new(Counters::new(backend, Some(0)))
-            }
+            (Held::Expected(true, lanes), LayoutName::Lanes)
+            | (Held::Expected(true, lanes @ Some(_)), _) => Box::new(Moved::new(assumed(lanes))),
+            (Held::Expected(_, Some(width)), _) => Box::new(assumed(Some(width))),
+            (Held::Expected(..), LayoutName::Lanes) => Box::new(assumed(None)),
+            (Held::Expected(..), LayoutName::Counters) => Box::new(Counters::new(backend, Some(0))),
         })
     }
 

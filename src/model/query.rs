@@ -21,6 +21,14 @@ impl ListName {
             ListName::Status(s) => s.as_str(),
         }
     }
+
+    /// The status whose pets the list holds, if it is a status's list.
+    pub fn status(self) -> Option<PetStatus> {
+        match self {
+            ListName::All => None,
+            ListName::Status(status) => Some(status),
+        }
+    }
 }
 
 /// A decimal made of ASCII digits only (no sign, no blanks), within i64.

@@ -15,7 +15,7 @@ use crate::catalogue::reader::{Reader, BATCH_KEYS};
 
 use super::heads::Heads;
 use super::part::Part;
-use super::pieces::{after_piece, lane_of_piece, piece_of, status_of, stored_pet, Pieces};
+use super::pieces::{after_piece, lane_of_piece, piece_of, stored_pet, Pieces};
 
 /// Up to `limit` pets of `list` after `from` (per lane of the store, what
 /// was listed).
@@ -93,14 +93,14 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
             pieces: Pieces::default(),
         };
         for (lane, head) in lanes.all().iter().enumerate() {
-            merge.end[lane] = match status_of(list) {
+            merge.end[lane] = match list.status() {
                 None => head.round(),
                 Some(status) => head.count(status),
             };
             merge.next[lane] = merge.from[lane] + 1;
             // The head's pet: the last entry of its lane (of its status's).
             if let Some(last) = head.last() {
-                if status_of(list).is_none_or(|s| s == last.status()) {
+                if list.status().is_none_or(|s| s == last.status()) {
                     let pet = Listed::from_json(last.json().to_vec()).ok_or_else(|| {
                         ApiError::Internal(format!("lane {lane}'s head holds no pet"))
                     })?;
@@ -194,7 +194,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
 
     /// Where entry `index` of `lane` was stored: `pet:{id}`, or its status entry.
     fn truth_key(&self, lane: usize, index: u64) -> String {
-        match status_of(self.list) {
+        match self.list.status() {
             None => pet_key(self.lanes.id(lane, index)),
             Some(status) => entry_key(status, lane, index),
         }

@@ -2,7 +2,7 @@
 //! by id) and `ix3:{status}:{lane}:{k}` (32 positions of a lane's status).
 
 use crate::errors::ApiError;
-use crate::model::{ListName, PetStatus};
+use crate::model::ListName;
 
 use crate::catalogue::reader::BATCH_WRITES;
 
@@ -43,7 +43,7 @@ pub fn after_piece(list: ListName, width: usize, index: u64) -> u64 {
 /// A pet a lane stored below its head (so it must be there): `pet:{id}`'s
 /// committed record, or a status entry.
 pub fn stored_pet(list: ListName, key: &str, value: Option<Vec<u8>>) -> Result<Listed, ApiError> {
-    let json = match status_of(list) {
+    let json = match list.status() {
         None => match PetRecord::of(key, value)? {
             PetRecord::Committed { json, .. } => Some(json),
             _ => None,
@@ -209,12 +209,4 @@ pub fn lane_of_piece(key: &str) -> usize {
         .nth(2)
         .and_then(|l| l.parse().ok())
         .unwrap_or(0)
-}
-
-/// The status whose pets `list` holds, if it is a status list.
-pub fn status_of(list: ListName) -> Option<PetStatus> {
-    match list {
-        ListName::All => None,
-        ListName::Status(status) => Some(status),
-    }
 }
