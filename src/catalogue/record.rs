@@ -42,7 +42,7 @@ pub fn persisted(nonce: u64, json: &[u8]) -> Vec<u8> {
 impl PetRecord {
     /// What the value read at `key` (a `pet:{id}`) holds.
     pub fn of(key: &str, value: Option<Vec<u8>>) -> Result<PetRecord, ApiError> {
-        let unreadable = || ApiError::Internal(format!("stored value '{key}' is unreadable"));
+        let unreadable = || unreadable(key);
         Ok(match value {
             None => PetRecord::Absent,
             Some(bytes) if bytes.starts_with(PENDING_HEADER.as_bytes()) => {
@@ -78,8 +78,12 @@ impl PetRecord {
 
 /// A pet's stored JSON as a list holds it; an error if it is not one.
 pub fn listed(key: &str, json: Vec<u8>) -> Result<Listed, ApiError> {
-    Listed::from_json(json)
-        .ok_or_else(|| ApiError::Internal(format!("stored value '{key}' is unreadable")))
+    Listed::from_json(json).ok_or_else(|| unreadable(key))
+}
+
+/// What the store holds at `key` is in no format this release wrote.
+pub fn unreadable(key: &str) -> ApiError {
+    ApiError::Internal(format!("stored value '{key}' is unreadable"))
 }
 
 #[cfg(test)]

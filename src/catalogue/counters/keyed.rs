@@ -12,7 +12,7 @@ use crate::catalogue::created::{Created, Keyed};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, INTENT_HEADER};
 use crate::catalogue::layout::{not_this_layout, LayoutName};
 use crate::catalogue::pending::Pending;
-use crate::catalogue::record::encode_pet;
+use crate::catalogue::record::{encode_pet, unreadable};
 
 use super::create::{commit, reserve};
 
@@ -150,8 +150,6 @@ fn claim<S: KvStore>(
 /// to lanes (a client retried a create it began on a lanes instance):
 /// this instance's misconfiguration, answered as its creates are.
 fn bound(keyed: &Keyed, word: Option<&[u8]>) -> Result<i64, ApiError> {
-    let unreadable =
-        || ApiError::Internal(format!("stored value '{}' is unreadable", keyed.record_key));
     match word {
         None => Ok(0),
         Some(bytes) if bytes.starts_with(INTENT_HEADER.as_bytes()) => {
@@ -159,6 +157,6 @@ fn bound(keyed: &Keyed, word: Option<&[u8]>) -> Result<i64, ApiError> {
         }
         Some(bytes) => decode_counter(bytes)
             .filter(|id| *id >= 0)
-            .ok_or_else(unreadable),
+            .ok_or_else(|| unreadable(&keyed.record_key)),
     }
 }

@@ -10,7 +10,7 @@ use crate::catalogue::keys::{pet_key, slot_key};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::pending::Clock;
 use crate::catalogue::reader::Reader;
-use crate::catalogue::record::PetRecord;
+use crate::catalogue::record::{unreadable, PetRecord};
 
 /// What a position of a list holds.
 #[derive(Debug, Clone)]
@@ -77,9 +77,7 @@ impl Truth {
                 let id = std::str::from_utf8(&bytes)
                     .ok()
                     .and_then(parse_digits)
-                    .ok_or_else(|| {
-                        ApiError::Internal(format!("stored value '{key}' is unreadable"))
-                    })?;
+                    .ok_or_else(|| unreadable(&key))?;
                 if id == 0 {
                     return Ok(Truth::Dead);
                 }

@@ -5,7 +5,7 @@ use crate::errors::ApiError;
 use crate::model::{Pet, PetStatus};
 
 use crate::catalogue::keys::{entry_key, pet_key};
-use crate::catalogue::record::{encode_pet, persisted};
+use crate::catalogue::record::{encode_pet, persisted, unreadable};
 
 /// First words of a head: `petstore-lane 1 <round> <available> <pending>
 /// <sold> <status> <id> <nonce>`, a newline, the round's pet JSON.
@@ -111,8 +111,7 @@ impl Head {
         let Some(bytes) = value else {
             return Ok(Head::default());
         };
-        Head::parse(bytes)
-            .ok_or_else(|| ApiError::Internal(format!("stored value '{key}' is unreadable")))
+        Head::parse(bytes).ok_or_else(|| unreadable(key))
     }
 
     fn parse(bytes: &[u8]) -> Option<Head> {

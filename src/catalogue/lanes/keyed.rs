@@ -9,6 +9,7 @@ use crate::store::{KvStore, StoreError, SwapReport};
 use crate::catalogue::bound::{follow, Followed};
 use crate::catalogue::created::{Created, Keyed};
 use crate::catalogue::keys::{decode_counter, INTENT_HEADER};
+use crate::catalogue::record::unreadable;
 
 use super::choice::{first_choice, other_choice};
 use super::claim::{claim, claimed, nonce, pet_at, Claim, Want, QUICK_TRIES};
@@ -230,20 +231,16 @@ fn record(keyed: &Keyed, bytes: Option<&[u8]>) -> Result<Record, ApiError> {
     if bytes.starts_with(INTENT_HEADER.as_bytes()) {
         return Intent::decode(bytes)
             .map(Record::Intent)
-            .ok_or_else(|| unreadable(keyed));
+            .ok_or_else(|| unreadable(&keyed.record_key));
     }
     // A word of the counters layout: 0 is free, else a pet's id.
     match decode_counter(bytes).filter(|id| *id >= 0) {
         Some(0) => Ok(Record::Free),
         Some(id) => Ok(Record::Bound(id)),
-        None => Err(unreadable(keyed)),
+        None => Err(unreadable(&keyed.record_key)),
     }
 }
 
 fn lost_intent(keyed: &Keyed) -> ApiError {
     ApiError::Internal(format!("{} lost its intent", keyed.record_key))
-}
-
-fn unreadable(keyed: &Keyed) -> ApiError {
-    ApiError::Internal(format!("stored value '{}' is unreadable", keyed.record_key))
 }
