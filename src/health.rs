@@ -13,7 +13,7 @@ use crate::store::KvStore;
 
 /// `GET /v1/health`: 200 when every variable is usable, one read of the
 /// store succeeds, the store is what `key_value_backend` declares
-/// ([`catalogue::KvBackend::contradicted_by`]) and holds a layout this
+/// ([`crate::catalogue::KvBackend::contradicted_by`]) and holds a layout this
 /// instance writes; 503 otherwise. The body says the store's layout and a
 /// move's state; never data.
 pub fn health<S: KvStore>(

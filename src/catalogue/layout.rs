@@ -1,4 +1,4 @@
-//! The one interface every layout serves ([`Layout`]), a page, what the
+//! The one interface every layout serves (`Layout`), a page, what the
 //! catalogue asks of the deployment, and the refusals of a layout or format.
 
 use crate::errors::{ApiError, Misconfiguration};

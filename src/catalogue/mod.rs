@@ -1,4 +1,4 @@
-//! The catalogue in the key-value store, over any [`KvStore`]: the default
+//! The catalogue in the key-value store, over any `KvStore`: the default
 //! build's layouts (`counters`, `lanes`, `moved`) behind one dispatcher, or the
 //! edge build's `replicated`. docs/key-value-layout.md.
 

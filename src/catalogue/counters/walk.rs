@@ -41,14 +41,10 @@ pub fn first_keys(list: ListName, from: &Part, limit: usize) -> Vec<String> {
     keys
 }
 
-/// Up to `limit` pets of `list` after `from`: the walk on from
-/// `from.position`, then, at the list's end, the carried positions that
-/// committed since; each page sorted by id. In steps: plan the pieces the
-/// page may span; read each (one `get`, or fetched ahead with the first
-/// `get-many`); take its pets, filling gaps from the truth (`pet`, `slot`)
-/// (past 64 positions without a pet it stops), carrying the positions whose create has not
-/// finished; write back the pieces the truth added to; at the end, look
-/// again at what earlier pages carried.
+/// Up to `limit` pets of `list` after `from`, sorted by id: the pieces the
+/// page spans, gaps filled from the truth (past [`EMPTY_POSITIONS`] empty
+/// ones it stops), the pieces the truth added to written back; at the list's
+/// end, the positions earlier pages carried, looked at again.
 pub fn page<S: crate::store::KvStore>(
     reader: &mut Reader<'_, S>,
     clock: &Clock,
@@ -139,14 +135,10 @@ impl<S: crate::store::KvStore> Walk<'_, '_, '_, S> {
         self.limit.saturating_sub(self.part.pets.len())
     }
 
-    /// Batched reads, at a gap whose truth was not fetched yet: the truth
-    /// of the gaps from `position` on that the page may need, in one
-    /// `get-many` (for `all`, the pets; for a status, the slots, then in a
-    /// second the pets they name). Gaps are
-    /// positions up to the end that their piece does not hold; taken until
-    /// the page would be full with the held pets and up to twice as many
-    /// gaps as it still needs, so that holes among them cost no second
-    /// batch.
+    /// Batched reads, at a gap whose truth was not fetched yet: the truth of
+    /// the gaps from `position` on the page may need, in one `get-many` (a
+    /// status list: slots, then pets), up to twice as many as it still needs,
+    /// so that holes among them cost no second batch.
     pub(super) fn fetch_truth(&mut self, position: i64, current: &Piece) -> Result<(), ApiError> {
         let key = Truth::key(self.list, position);
         if !self.reader.batched() || self.reader.holds(&key) {

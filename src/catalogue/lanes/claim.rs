@@ -15,18 +15,10 @@ use super::choice::{first_choice, other_choice, AHEAD};
 use super::head::{Claimed, Head};
 use super::heads::Heads;
 
-/// A create: the next round of a lane, tried first in the one
-/// [`first_choice`] names, in another after a race lost. Four calls when
-/// nothing races: the heads' read (done by the caller), the store of the
-/// pet the chosen head holds, the head's compare-and-swap `current`, the
-/// `swap`.
-/// A lane is claimed only while it is at most [`AHEAD`] rounds past the
-/// fewest the create read (rounds only grow, so that is at most the
-/// store's fewest): no lane ever runs more than `AHEAD + 1` rounds ahead of
-/// another. A race lost is another create's progress: another lane is
-/// tried at once (after reading every head again if the lane lost was past
-/// the ceiling), and only from the [`QUICK_TRIES`]th loss on after a wait
-/// of the retry policy's.
+/// A create: the next round of the lane [`first_choice`] names, of another
+/// after a race lost (at once: a race lost is another create's progress; from
+/// the [`QUICK_TRIES`]th loss after a wait). A lane is claimed only while at
+/// most [`AHEAD`] rounds past the fewest the create read: the id bound.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     mut lanes: Heads,
@@ -109,12 +101,9 @@ impl Lost {
 }
 
 /// Claims the round `want` names of `lane` for the create named `nonce`:
-/// the store of the pet the head held when `lanes` read it, `current` of
-/// the head, the `swap` (and the store of the head's pet again, between the
-/// two, if the head has moved on since). Storing first keeps the time
-/// between `current` and `swap`, when another create's swap makes this one
-/// fail, to one round trip. A failed or conflicting swap is settled by
-/// reading back whose the round is.
+/// the store of the pet the head held, then the head's `current` and `swap`
+/// (storing first keeps the window in which another swap wins to one round
+/// trip). A failed or conflicting swap is settled by reading back.
 pub fn claim<S: KvStore>(
     store: &Retrying<'_, S>,
     lanes: &Heads,
