@@ -7,27 +7,12 @@ pub mod backend;
 mod bound;
 #[cfg(not(feature = "edge"))]
 mod counters;
-// The edge build reads the other layouts' cursors, by their own grammars,
-// only to end their walks.
-#[cfg(feature = "edge")]
-#[allow(dead_code)]
-mod counters {
-    pub mod cursor;
-    pub use cursor::Cursor;
-}
 mod created;
 #[cfg(not(feature = "edge"))]
 mod dispatch;
 pub mod keys;
 #[cfg(not(feature = "edge"))]
 mod lanes;
-#[cfg(feature = "edge")]
-#[allow(dead_code)]
-mod lanes {
-    pub mod cursor;
-    mod geometry;
-    pub use cursor::Cursor;
-}
 pub mod layout;
 mod listed;
 #[cfg(not(feature = "edge"))]

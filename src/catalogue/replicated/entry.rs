@@ -4,8 +4,6 @@
 
 use crate::model::{number, split_digits, Cursor, ListName, PetStatus};
 
-use crate::catalogue::{counters, lanes};
-
 /// Key prefix of the entries.
 pub const ENTRY_PREFIX: &str = "ixr:";
 
@@ -71,14 +69,91 @@ impl Place {
     }
 }
 
-/// Whether `text` is a cursor the default build's layouts make (a counters
-/// part, then a lanes part, each read by its layout's own grammar), which a
-/// walk of this build answers as its end; anything else is not a cursor.
+/// Whether `text` is a cursor the default build's layouts make (the
+/// document's pattern: a counters part `c<id>[u<base36>(-<base36>)…_<n>]`,
+/// then a lanes part `l<n>.<16 or 32 base36>` or `l<n>(-<n>){15 or 31}`,
+/// then `_<n>` and up to 3 words `_<1 to 18 base36>`),
+/// which a walk of this build answers as its end; anything else is not a
+/// cursor at all.
 pub fn made_by_other_layouts(text: &str) -> bool {
-    let Some((_, lanes)) = counters::Cursor::read(text) else {
-        return false;
-    };
-    !text.is_empty() && lanes::Cursor::read(lanes).is_some()
+    let mut rest = text;
+    if let Some(after) = rest.strip_prefix('c') {
+        let Some(after) = digits(after, false) else {
+            return false;
+        };
+        rest = after;
+        if let Some(after) = rest.strip_prefix('u') {
+            let mut after = base36(after, 1, 12, false);
+            let mut words = 1;
+            while let Some(next) = after.and_then(|a| a.strip_prefix('-')) {
+                after = base36(next, 1, 12, false);
+                words += 1;
+            }
+            let Some(after) = after.filter(|_| words <= 64) else {
+                return false;
+            };
+            let Some(after) = after.strip_prefix('_').and_then(|a| digits(a, true)) else {
+                return false;
+            };
+            rest = after;
+        }
+    }
+    if let Some(after) = rest.strip_prefix('l') {
+        let Some(after) = digits(after, true) else {
+            return false;
+        };
+        rest = if let Some(hex) = after.strip_prefix('.') {
+            match base36(hex, 16, 32, true) {
+                Some(end) if [16, 32].contains(&(hex.len() - end.len())) => end,
+                _ => return false,
+            }
+        } else {
+            let mut after = Some(after);
+            let mut more = 0;
+            while let Some(next) = after.and_then(|a| a.strip_prefix('-')) {
+                after = digits(next, true);
+                more += 1;
+            }
+            match after {
+                Some(end) if more == 15 || more == 31 => end,
+                _ => return false,
+            }
+        };
+        if let Some(after) = rest.strip_prefix('_') {
+            let mut after = digits(after, true);
+            let mut words = 0;
+            while let Some(next) = after.and_then(|a| a.strip_prefix('_')) {
+                after = base36(next, 1, 18, true);
+                words += 1;
+            }
+            match after {
+                Some(end) if words <= 3 => rest = end,
+                _ => return false,
+            }
+        }
+    }
+    rest.is_empty() && text.len() >= 2
+}
+
+/// `text` after a number of 1 to 18 digits (`0` alone if `zero`, else no
+/// leading zero at all).
+fn digits(text: &str, zero: bool) -> Option<&str> {
+    let (number, rest) = split_digits(text);
+    let ok =
+        (1..=18).contains(&number.len()) && (!number.starts_with('0') || (zero && number == "0"));
+    ok.then_some(rest)
+}
+
+/// `text` after `least` to `most` characters of `0-9 a-z` (the first not
+/// `0` unless `lead`).
+fn base36(text: &str, least: usize, most: usize, lead: bool) -> Option<&str> {
+    let len = text
+        .bytes()
+        .take(most)
+        .take_while(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+        .count();
+    let ok = len >= least && (lead || !text.starts_with('0'));
+    ok.then(|| &text[len..])
 }
 
 #[cfg(test)]
