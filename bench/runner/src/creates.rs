@@ -7,13 +7,15 @@
 //! delay, or (`--moved N`) one of N pets in the counters layout, which the
 //! first create moves to lanes; the answers that are not 201 are counted,
 //! and the CPU time a create cost DynamoDB Local (`java`) and the Spin
-//! processes, which share this machine's cores with the clients. With
+//! processes, which share this machine's cores with the clients, and how
+//! many of its cores those two kept busy over the figure (at 64 clients
+//! the rate is about those cores ÷ their CPU a create). With
 //! `--metered on`, a meter between the instances and the line counts each
 //! figure's DynamoDB calls, swaps refused (races lost), items read and
 //! units a create (the races' bill; the meter's own CPU is the bench
 //! process's, so its rates are not the figure's).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use petstore::model::PetStatus;
@@ -33,14 +35,14 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
         "## Creates per second, DynamoDB Local, {} s a figure\n",
         o.seconds
     );
-    print!("| delay a call | instances | clients | creates/s | p50 ms | p99 ms | not 201 | engine CPU ms a create | Spin CPU ms a create |");
+    print!("| delay a call | instances | clients | creates/s | p50 ms | p99 ms | not 201 | engine CPU ms a create | Spin CPU ms a create | cores busy, engine + Spin |");
     if o.metered {
-        print!(" calls a create | swaps refused a create | items read a create (absent) | units a create |");
+        print!(" calls a create | of which current / get-many / set-many / swap | swaps refused a create | items read a create (absent) | units a create |");
     }
     println!(
-        "\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|{}",
+        "\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|{}",
         if o.metered {
-            "---:|---:|---:|---:|"
+            "---:|---:|---:|---:|---:|"
         } else {
             ""
         }
@@ -110,24 +112,30 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
                 if let Some(meter) = &meter {
                     meter.take();
                 }
+                let began = Instant::now();
                 let run = load::closed_over(&addrs, &request, clients, o.seconds)?;
+                let elapsed = began.elapsed().as_secs_f64();
                 let creates = (run.ok.len() + run.failed) as f64;
+                let used = (cpu::of_process(engine) - before.0, spin_cpu() - before.1);
                 let per_create = |seconds: f64| 1000.0 * seconds / creates;
                 print!(
-                    "| {delay} ms | {instances} | {clients} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} |",
+                    "| {delay} ms | {instances} | {clients} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {:.2} |",
                     run.throughput(),
                     run.ok.percentile(0.5),
                     run.ok.percentile(0.99),
                     run.failed,
-                    per_create(cpu::of_process(engine) - before.0),
-                    per_create(spin_cpu() - before.1),
+                    per_create(used.0),
+                    per_create(used.1),
+                    (used.0 + used.1) / elapsed,
                 );
                 if let Some(meter) = &meter {
                     let used = meter.take();
                     let each = |n: f64| n / creates;
+                    let ops = used.by_operation.map(|n| format!("{:.2}", each(n as f64)));
                     print!(
-                        " {:.2} | {:.2} | {:.1} ({:.1}) | {:.1} |",
+                        " {:.2} | {} | {:.2} | {:.1} ({:.1}) | {:.1} |",
                         each(used.calls as f64),
+                        ops.join(" / "),
                         each(used.refused as f64),
                         each(used.items_read as f64),
                         each(used.absent() as f64),

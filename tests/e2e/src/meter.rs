@@ -34,6 +34,9 @@ pub struct Consumed {
     /// Conditional writes DynamoDB refused: a compare-and-swap's `swap`
     /// (or an `increment`) that another call's write beat.
     pub refused: u64,
+    /// Calls by operation: `GetItem` (a compare-and-swap's `current`),
+    /// `BatchGetItem`, `BatchWriteItem`, `TransactWriteItems` (a `swap`).
+    pub by_operation: [u64; 4],
 }
 
 impl Consumed {
@@ -215,6 +218,15 @@ fn carry(client: TcpStream, server: TcpStream, consumed: &Mutex<Consumed>) -> st
 /// Adds one call to `consumed`.
 fn count(consumed: &mut Consumed, operation: &str, asked: &Value, answered: &Value) {
     consumed.calls += 1;
+    let kinds = [
+        "GetItem",
+        "BatchGetItem",
+        "BatchWriteItem",
+        "TransactWriteItems",
+    ];
+    if let Some(at) = kinds.iter().position(|k| *k == operation) {
+        consumed.by_operation[at] += 1;
+    }
     let kind = answered["__type"].as_str().unwrap_or("");
     consumed.refused += u64::from(kind.ends_with("#TransactionCanceledException"));
     let units: f64 = match &answered["ConsumedCapacity"] {
