@@ -34,8 +34,7 @@ pub struct Consumed {
     /// Conditional writes DynamoDB refused: a compare-and-swap's `swap`
     /// (or an `increment`) that another call's write beat.
     pub refused: u64,
-    /// Calls by operation: `GetItem` (a compare-and-swap's `current`),
-    /// `BatchGetItem`, `BatchWriteItem`, `TransactWriteItems` (a `swap`).
+    /// Calls by operation, in the order of [`OPERATIONS`].
     pub by_operation: [u64; 4],
 }
 
@@ -215,16 +214,20 @@ fn carry(client: TcpStream, server: TcpStream, consumed: &Mutex<Consumed>) -> st
     Ok(())
 }
 
+/// The operations [`Consumed::by_operation`] counts: `GetItem` (a `get`,
+/// or a compare-and-swap's `current`), `BatchGetItem` (a `get-many`),
+/// `BatchWriteItem` (a `set-many`), `TransactWriteItems` (a `swap`).
+pub const OPERATIONS: [&str; 4] = [
+    "GetItem",
+    "BatchGetItem",
+    "BatchWriteItem",
+    "TransactWriteItems",
+];
+
 /// Adds one call to `consumed`.
 fn count(consumed: &mut Consumed, operation: &str, asked: &Value, answered: &Value) {
     consumed.calls += 1;
-    let kinds = [
-        "GetItem",
-        "BatchGetItem",
-        "BatchWriteItem",
-        "TransactWriteItems",
-    ];
-    if let Some(at) = kinds.iter().position(|k| *k == operation) {
+    if let Some(at) = OPERATIONS.iter().position(|k| *k == operation) {
         consumed.by_operation[at] += 1;
     }
     let kind = answered["__type"].as_str().unwrap_or("");
