@@ -551,7 +551,15 @@ pub struct Follower {
     /// Every id it was shown, in order.
     pub seen: Vec<i64>,
     pub requests: usize,
+    /// How many times a page answered 503 `store_unavailable` and was
+    /// requested again; only a follower made [`Follower::retrying_busy`]
+    /// does that, any other fails on the first 503.
+    pub retried: usize,
+    retry_busy: bool,
 }
+
+/// Times one page may answer 503 before a busy-tolerant follower fails.
+const BUSY_RETRIES: usize = 5;
 
 impl Follower {
     pub fn new(target: &str) -> Follower {
@@ -559,14 +567,34 @@ impl Follower {
             url: target.to_string(),
             seen: Vec::new(),
             requests: 0,
+            retried: 0,
+            retry_busy: false,
         }
+    }
+
+    /// A follower that requests a page again, as its `Retry-After` says (1 s),
+    /// when it answered 503 `store_unavailable`, up to 5 times a page: what a
+    /// client does on a store that can be busy past a request's wait, such as
+    /// one SQLite file under two Spin processes (docs/operations.md).
+    pub fn retrying_busy(mut self) -> Follower {
+        self.retry_busy = true;
+        self
     }
 
     /// Follows the list from where it stopped to where it ends now.
     pub fn poll(&mut self, reader: &impl Reader) {
+        let mut busy = 0;
         loop {
             let (status, body, next) = reader.read(&self.url);
             self.requests += 1;
+            if status == 503 && self.retry_busy && busy < BUSY_RETRIES {
+                assert_eq!(body["code"], "store_unavailable", "{}: {body}", self.url);
+                eprintln!("{}: answered 503, retried: {body}", self.url);
+                (busy, self.retried) = (busy + 1, self.retried + 1);
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                continue;
+            }
+            busy = 0;
             assert_eq!(status, 200, "{}: {body}", self.url);
             let pets = body.as_array().expect("a list of pets");
             self.seen.extend(pets.iter().map(pet_id));
@@ -688,6 +716,42 @@ mod tests {
         let (a, _) = s.cas_begin("k").unwrap();
         assert_eq!(s.cas_swap(a, b"new").unwrap(), SwapReport::Conflict);
         assert_eq!(s.peek("k").unwrap(), b"new");
+    }
+
+    /// A reader that answers from a script, one answer a request.
+    struct Scripted(std::cell::RefCell<Vec<(u16, Value, Option<String>)>>);
+
+    impl Reader for Scripted {
+        fn read(&self, _target: &str) -> (u16, Value, Option<String>) {
+            self.0.borrow_mut().remove(0)
+        }
+    }
+
+    fn busy_then_pets() -> Scripted {
+        let busy = serde_json::json!({"code": "store_unavailable", "status": 503});
+        let pets = serde_json::json!([{"id": 7}, {"id": 8}]);
+        Scripted(std::cell::RefCell::new(
+            vec![(503, busy), (200, pets)]
+                .into_iter()
+                .map(|(status, body)| (status, body, None))
+                .collect(),
+        ))
+    }
+
+    #[test]
+    fn a_busy_tolerant_follower_asks_again_after_a_503_and_sees_the_page_once() {
+        let mut follower = Follower::new("/v1/pets").retrying_busy();
+        follower.poll(&busy_then_pets());
+        assert_eq!(
+            (follower.seen, follower.requests, follower.retried),
+            (vec![7, 8], 2, 1)
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "left: 503")]
+    fn a_plain_follower_fails_on_a_503() {
+        Follower::new("/v1/pets").poll(&busy_then_pets());
     }
 
     #[test]
