@@ -18,6 +18,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
+use petstore::errors::RETRY_AFTER_SECONDS;
 use petstore::store::{KvStore, StoreError, SwapReport};
 use serde_json::Value;
 
@@ -572,8 +573,9 @@ impl Follower {
         }
     }
 
-    /// A follower that requests a page again, as its `Retry-After` says (1 s),
-    /// when it answered 503 `store_unavailable`, up to 5 times a page: what a
+    /// A follower that requests a page again after the service's
+    /// `Retry-After` ([`RETRY_AFTER_SECONDS`]) when it answered 503
+    /// `store_unavailable`, up to 5 times a page: what a
     /// client does on a store that can be busy past a request's wait, such as
     /// one SQLite file under two Spin processes (docs/operations.md).
     pub fn retrying_busy(mut self) -> Follower {
@@ -591,7 +593,8 @@ impl Follower {
                 assert_eq!(body["code"], "store_unavailable", "{}: {body}", self.url);
                 eprintln!("{}: answered 503, retried: {body}", self.url);
                 (busy, self.retried) = (busy + 1, self.retried + 1);
-                std::thread::sleep(std::time::Duration::from_secs(1));
+                let wait = std::time::Duration::from_secs(RETRY_AFTER_SECONDS.into());
+                std::thread::sleep(wait);
                 continue;
             }
             busy = 0;
