@@ -19,6 +19,9 @@ pub const RELEASE_1_3_0: &str = "23fec3a66b3b75c2a310991e00ef10a408f8d441";
 /// this release's lanes cursors carry.
 pub const RELEASE_1_5_1: &str = "c96a36fb9cd2945f1e2078e55311f4ef5c1b5ada";
 
+/// The commit "Release 1.7.0" on `main`: the last release of 1.x.
+pub const RELEASE_1_7_0: &str = "1c96e4c82d437cd58c6c8d15fea85d8f16f87d21";
+
 /// The manifest of release 1.2.0's API component, built once per test run
 /// (and kept in `target/releases/` across runs).
 pub fn release_1_2_0() -> PathBuf {
@@ -43,6 +46,15 @@ pub fn release_1_5_1() -> PathBuf {
     static MANIFEST: OnceLock<PathBuf> = OnceLock::new();
     MANIFEST
         .get_or_init(|| build(RELEASE_1_5_1, "1.5.1", &["catalogue_layout"]))
+        .clone()
+}
+
+/// The manifest of release 1.7.0's API component, with its variable
+/// `catalogue_layout`.
+pub fn release_1_7_0() -> PathBuf {
+    static MANIFEST: OnceLock<PathBuf> = OnceLock::new();
+    MANIFEST
+        .get_or_init(|| build(RELEASE_1_7_0, "1.7.0", &["catalogue_layout"]))
         .clone()
 }
 

@@ -113,6 +113,12 @@ impl Store {
         }
     }
 
+    /// The same store, its instances from now on configured for `layout`
+    /// (an operator's rolling restart with `catalogue_layout` changed).
+    pub fn relaid(self, layout: &'static str) -> Store {
+        Store { layout, ..self }
+    }
+
     /// A store whose `spin up` is not told which backend it is: the
     /// variable left at spin.toml's default.
     pub fn undeclared(backend: Backend) -> Store {

@@ -21,4 +21,5 @@ mod reference;
 mod releases;
 mod sync;
 mod traces;
+mod upgrade;
 mod walks;
