@@ -35,7 +35,7 @@ struct Walk {
 impl Walk {
     /// Requests pages, alternating, until the list's end (a page without
     /// a `next` link, whose URL the walk keeps to follow the end with).
-    fn to_end(&mut self, both: [&SpinUp; 2]) {
+    fn until_end(&mut self, both: [&SpinUp; 2]) {
         for _ in 0..200 {
             let r = both[self.turn % 2].api.get(&self.next);
             assert_eq!(r.status, 200, "{}: {}", self.next, r.body);
@@ -130,10 +130,10 @@ fn share(
         }
     }
     for mut walk in walks {
-        walk.to_end(both);
+        walk.until_end(both);
         // The end requested again, as a client that keeps a copy does:
         // whatever it shows then, it has shown every pet once.
-        walk.to_end(both);
+        walk.until_end(both);
         let mut seen = walk.seen.clone();
         seen.sort_unstable();
         assert_eq!(
