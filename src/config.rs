@@ -14,7 +14,7 @@
 use std::cell::OnceCell;
 
 use crate::auth::ApiKeys;
-use crate::catalogue::{Deployment, KvBackend, LayoutName, CATALOGUE_LAYOUT};
+use crate::catalogue::{Deployment, KvBackend, LayoutName, BUILT, CATALOGUE_LAYOUT};
 use crate::cors::CorsOrigins;
 use crate::errors::{ApiError, Misconfiguration};
 use crate::platform::Platform;
@@ -48,9 +48,7 @@ pub struct Config<'p> {
     idempotency_lease_ms: Parsed<u64>,
     key_value_backend: Parsed<KvBackend>,
     catalogue_layout: Parsed<LayoutName>,
-    #[cfg(feature = "edge")]
     replication_ms: Parsed<u64>,
-    #[cfg(feature = "edge")]
     clock_skew_ms: Parsed<u64>,
 }
 
@@ -63,9 +61,7 @@ impl<'p> Config<'p> {
             idempotency_lease_ms: OnceCell::new(),
             key_value_backend: OnceCell::new(),
             catalogue_layout: OnceCell::new(),
-            #[cfg(feature = "edge")]
             replication_ms: OnceCell::new(),
-            #[cfg(feature = "edge")]
             clock_skew_ms: OnceCell::new(),
         }
     }
@@ -105,10 +101,14 @@ impl<'p> Config<'p> {
             false => Err(Misconfiguration {
                 variable: CATALOGUE_LAYOUT,
                 why: format!(
-                    "'{}' needs the {} backend, not '{}': set it to 'counters'",
+                    "'{}' needs the {} backend, not '{}': {}",
                     layout.name(),
                     layout.backends(),
-                    backend.name()
+                    backend.name(),
+                    match LayoutName::instead(backend, BUILT) {
+                        Some(other) => format!("set it to '{}'", other.name()),
+                        None => "this build has no layout for it".into(),
+                    }
                 ),
             }),
         }
@@ -116,8 +116,10 @@ impl<'p> Config<'p> {
 
     /// `catalogue_layout` as named, whatever the backend.
     pub fn layout_named(&self) -> Result<LayoutName, Misconfiguration> {
-        self.read(&self.catalogue_layout, CATALOGUE_LAYOUT, LayoutName::parse)
-            .copied()
+        self.read(&self.catalogue_layout, CATALOGUE_LAYOUT, |text| {
+            LayoutName::parse(text, BUILT)
+        })
+        .copied()
     }
 
     /// Every variable, in the order of spin.toml: the first unusable one
@@ -129,16 +131,13 @@ impl<'p> Config<'p> {
         self.cors_origins()?;
         self.key_value_backend()?;
         self.layout_named()?;
-        #[cfg(feature = "edge")]
-        self.settle_ms()?;
         Ok(())
     }
 
     /// `replication_ms` + `clock_skew_ms`, 0 to one hour each: how long a
     /// write takes to reach every replica of the edge build's store, and how
     /// far the instances' clocks differ (docs/decisions.md, "The
-    /// replicated layout").
-    #[cfg(feature = "edge")]
+    /// replicated layout"); read only on that layout.
     pub fn settle_ms(&self) -> Result<u64, Misconfiguration> {
         let delay = |text: &str| match text.trim().parse::<u64>() {
             Ok(ms) if ms <= MAX_LEASE_MS => Ok(ms),
@@ -182,7 +181,6 @@ impl Deployment for Config<'_> {
         Ok(self.idempotency_lease_ms()?)
     }
 
-    #[cfg(feature = "edge")]
     fn settle_ms(&self) -> Result<u64, ApiError> {
         Ok(Config::settle_ms(self)?)
     }

@@ -67,7 +67,6 @@ pub enum ApiError {
     /// in the lists' order, later than the window (`window_ms`) a write may
     /// take. Pet `id` is stored, but walks already past its place will not
     /// list it.
-    #[cfg(feature = "edge")]
     CreateLandedLate {
         id: i64,
         took_ms: u64,
@@ -107,7 +106,6 @@ impl ApiError {
             ApiError::StoreUnavailable(_)
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            #[cfg(feature = "edge")]
             ApiError::CreateLandedLate { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) | ApiError::Misconfigured(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::Unserviceable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -129,7 +127,6 @@ impl ApiError {
             ApiError::StoreUnavailable(_)
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => "store_unavailable",
-            #[cfg(feature = "edge")]
             ApiError::CreateLandedLate { .. } => "store_unavailable",
             ApiError::Internal(_) | ApiError::Misconfigured(_) => "internal_error",
             ApiError::Unserviceable(_) => "misconfigured",
@@ -178,7 +175,6 @@ impl ApiError {
                  Idempotency-Key, which creates the pet at most once"
                     .into()
             }
-            #[cfg(feature = "edge")]
             ApiError::CreateLandedLate {
                 id,
                 took_ms,

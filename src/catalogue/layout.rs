@@ -1,233 +1,291 @@
-//! The one interface every layout serves (`Layout`), a page, what the
-//! catalogue asks of the deployment, and the refusals of a layout or format.
+//! The one place a store's layout is chosen, and the only code that branches
+//! on layout, format or width: what `ctr:id` holds (a counter, or a mark,
+//! each read strictly and written here), resolved once per request into a
+//! [`Layout`], whose operations call the layouts' modules.
 
 use crate::errors::{ApiError, Misconfiguration};
-use crate::model::{Cursor, ListName, NewPet, Pet};
+use crate::model::{number, ListName, NewPet};
 use crate::retry::Retrying;
 use crate::store::KvStore;
 
 use super::backend::KvBackend;
-use super::created::{Created, Keyed};
+use super::counters;
+use super::created::{Clock, Created, Followed, Keyed, LayoutName, Page, CATALOGUE_LAYOUT};
+use super::cursor::{Counted, Parts};
+use super::keys::{decode_counter, ID_COUNTER};
+use super::lanes::{self, Geometry, Heads};
 use super::listed::Listed;
-use super::pending::Clock;
+use super::moved;
 use super::reader::Reader;
+use super::record::SEAL_AFTER_MS;
 
-/// The variable that says which layout a store should hold.
-pub const CATALOGUE_LAYOUT: &str = "catalogue_layout";
+/// The lanes a store claimed or moved by this release gets.
+const WIDTH: usize = 32;
+/// The replicated layout's mark: not a counter, so the default build
+/// refuses its store, and the edge build any other.
+const REPLICATED_MARK: &[u8] = b"petstore-replicated 1";
 
-/// A layout of the store (the default build's; the edge build has one).
-#[cfg_attr(feature = "edge", allow(dead_code))]
-pub(super) trait Layout<S: KvStore> {
-    /// The keys a page of `list` from `cursor` reads first, with `ctr:id`,
-    /// where reads are batched: its layout's only. A cursor this layout did
-    /// not make is a 400.
-    fn first_keys(
-        &self,
-        list: ListName,
-        cursor: Option<&Cursor>,
-        limit: usize,
-    ) -> Result<Vec<String>, ApiError>;
+/// What `ctr:id` holds, read strictly: a format refused is never misread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    Nothing,
+    Counter(i64),
+    Lanes(Geometry),
+}
 
-    /// Up to `limit` pets of `list` after `cursor`, in id order.
-    fn page(
+impl Held {
+    /// A counter, or a lanes mark, `petstore-lanes <format> <base> <last>
+    /// <moved ms>`: format 1 of 16 lanes (1.3.0's), 2 of 32, or of as many
+    /// as a word `lanes=<n>` after them says (read since 2.0.0).
+    pub fn read(word: Option<&[u8]>) -> Result<Held, ApiError> {
+        word.map_or(Ok(Held::Nothing), |bytes| {
+            Held::parse(bytes).ok_or_else(|| refusal(bytes))
+        })
+    }
+
+    fn parse(bytes: &[u8]) -> Option<Held> {
+        let lanes = || {
+            let text = std::str::from_utf8(bytes).ok()?;
+            let mut words = text.strip_prefix("petstore-lanes ")?.split(' ');
+            let format = words.next()?;
+            let mut next = || words.next().and_then(number);
+            let (base, last, moved) = (next()?, next()?, next()? as u64);
+            let width = match (format, words.next()) {
+                ("1", None) => 16,
+                ("2", None) => WIDTH,
+                ("2", Some(lanes)) => number(lanes.strip_prefix("lanes=")?)? as usize,
+                _ => return None,
+            };
+            Geometry::new(width, base, last, moved).filter(|_| words.next().is_none())
+        };
+        let counter = decode_counter(bytes).filter(|n| *n >= 0).map(Held::Counter);
+        counter.or_else(|| lanes().map(Held::Lanes))
+    }
+}
+
+/// A lanes store's mark, as [`Held::read`] reads it: of 16 and 32 lanes,
+/// the marks of 1.3.0 and 1.4.0, which every release since reads.
+fn mark(g: &Geometry) -> Vec<u8> {
+    let (format, more) = match g.width() {
+        16 => (1, String::new()),
+        WIDTH => (2, String::new()),
+        width => (2, format!(" lanes={width}")),
+    };
+    let (base, last, moved) = (g.base(), g.legacy_last(), g.moved_ms());
+    format!("petstore-lanes {format} {base} {last} {moved}{more}").into_bytes()
+}
+
+/// `ctr:id` of a replicated store, checked (absent, or its mark); the mark.
+pub fn replicated_mark(word: Option<&[u8]>) -> Result<&'static [u8], ApiError> {
+    match word {
+        Some(word) if word != REPLICATED_MARK => Err(refusal(word)),
+        _ => Ok(REPLICATED_MARK),
+    }
+}
+
+/// `ctr:id` holds what this build does not serve: the other build's store,
+/// or a later release's format (refused loudly, never misread).
+fn refusal(word: &[u8]) -> ApiError {
+    let shown = String::from_utf8_lossy(&word[..word.len().min(40)])
+        .escape_debug()
+        .to_string();
+    let why = match (Held::parse(word).is_some(), word == REPLICATED_MARK) {
+        (true, _) => "a store of the default build (spin.toml): serve it with that build",
+        (_, true) => "a store of the edge build (spin-edge.toml): serve it with that build",
+        _ => "a format no release up to 2.0.0 writes: serve it with the release that wrote it",
+    };
+    misconfigured(format!("the store's 'ctr:id' holds '{shown}', {why}"))
+}
+
+fn misconfigured(why: String) -> ApiError {
+    let variable = CATALOGUE_LAYOUT;
+    ApiError::Unserviceable(Misconfiguration { variable, why })
+}
+
+/// A lanes store, to an instance told counters.
+const NOT_LANES: &str = "'counters', but the store holds the lanes layout, which this \
+    instance does not write: set it to 'lanes' (docs/operations.md, \"Moving a store to lanes\")";
+
+/// What a counters create or page does when `ctr:id` is not a counter.
+fn refuse(word: &[u8]) -> ApiError {
+    match Held::read(Some(word)) {
+        Ok(Held::Lanes(_)) => misconfigured(NOT_LANES.into()),
+        _ => refusal(word),
+    }
+}
+
+/// A store's layout (the default build's), resolved once per request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// No create ran yet.
+    Empty,
+    Counters,
+    Lanes(Geometry),
+    /// Moved from counters to lanes (or read with a counters cursor).
+    Moved(Geometry),
+}
+
+/// A page planned once: the keys its first `get-many` reads, with `ctr:id`.
+pub enum Plan {
+    Nothing,
+    Counters(Counted, Vec<String>),
+    Lanes(lanes::Plan),
+    Moved(Vec<String>),
+}
+
+impl Plan {
+    pub fn keys(&self) -> &[String] {
+        match self {
+            Plan::Nothing => &[],
+            Plan::Counters(_, keys) | Plan::Moved(keys) => keys,
+            Plan::Lanes(plan) => &plan.keys,
+        }
+    }
+}
+
+impl Layout {
+    /// The layout of a store that holds `held`, read with `parts`.
+    pub fn resolve(held: Held, parts: &Parts) -> Layout {
+        match held {
+            Held::Nothing => Layout::Empty,
+            Held::Counter(_) => Layout::Counters,
+            Held::Lanes(g) if g.moved() || parts.counted.is_some() => Layout::Moved(g),
+            Held::Lanes(g) => Layout::Lanes(g),
+        }
+    }
+
+    /// The layout a request expects before `ctr:id` is read: its cursor's
+    /// (of as many lanes as it names), else the operator's. It decides
+    /// only what the first `get-many` reads.
+    pub fn expect(parts: &Parts, wanted: LayoutName) -> Layout {
+        let width = parts.laned.as_ref().map_or(WIDTH, |l| l.lanes.len());
+        let assumed = Geometry::after(width, 0, 0);
+        match (&parts.counted, &parts.laned, wanted) {
+            (Some(_), Some(_), _) | (Some(_), None, LayoutName::Lanes) => Layout::Moved(assumed),
+            (_, Some(_), _) | (None, None, LayoutName::Lanes) => Layout::Lanes(assumed),
+            _ => Layout::Counters,
+        }
+    }
+
+    pub fn plan(&self, list: ListName, parts: &Parts, limit: usize) -> Plan {
+        match (self, &parts.counted, &parts.laned) {
+            (Layout::Lanes(g), _, laned) => {
+                Plan::Lanes(lanes::Plan::new(g, list, laned.as_ref(), limit))
+            }
+            (Layout::Moved(g), _, _) => Plan::Moved(moved::first_keys(g, list, parts, limit)),
+            (Layout::Counters, counted, None) | (Layout::Counters, counted @ Some(_), _) => {
+                let from = counted.clone().unwrap_or(Counted::at(1));
+                let keys = counters::first_keys(list, &from, limit);
+                Plan::Counters(from, keys)
+            }
+            // A lanes part alone on a counters store: its walk has ended.
+            _ => Plan::Nothing,
+        }
+    }
+
+    /// The page `plan` planned for this layout.
+    pub fn page<S: KvStore>(
         &self,
         reader: &mut Reader<'_, S>,
-        clock: &Clock,
-        list: ListName,
-        cursor: Option<&Cursor>,
+        (clock, plan): (&Clock, Plan),
+        (list, parts): (ListName, &Parts),
         limit: usize,
-    ) -> Result<Page, ApiError>;
-
-    /// A create, each call retried under the backend's policy.
-    fn create(&self, store: &Retrying<'_, S>, new: NewPet) -> Result<Pet, ApiError>;
-
-    /// A create under an `Idempotency-Key`: exactly one pet per key.
-    fn keyed(&self, store: &Retrying<'_, S>, keyed: &Keyed) -> Result<Created, ApiError>;
-
-    /// Where, beside `pet:{id}`, a pet may be that is not stored there yet
-    /// (read with `ctr:id`, where reads are batched): nowhere, unless the
-    /// layout keeps pets elsewhere first.
-    fn unstored_keys(&self, _id: i64) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// The pet with this id that `pet:{id}` did not hold, if the layout
-    /// holds it elsewhere.
-    fn unstored(&self, _: &mut Reader<'_, S>, _id: i64) -> Result<Option<Listed>, ApiError> {
-        Ok(None)
-    }
-
-    /// What `/v1/health` says of the store, after `"status":"ok",`:
-    /// `"layout":…` and what follows; an error when this instance cannot
-    /// serve it.
-    fn health(&self, now_ms: u64) -> Result<String, ApiError>;
-}
-
-/// One page of a list, and where the walk goes on (`None`: the walk ends
-/// here; a client that follows the list requests this page again).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Page {
-    pub pets: Vec<Listed>,
-    pub next: Option<Cursor>,
-    /// What the page did to the index, for the log.
-    pub notes: Vec<String>,
-}
-
-/// What the catalogue asks of the deployment, each only when a request
-/// needs it (on Spin every answer is a host call).
-pub trait Deployment {
-    /// The backend that holds the store (`key_value_backend`).
-    fn backend(&self) -> Result<KvBackend, ApiError>;
-    /// The layout the operator wants the store to hold (`catalogue_layout`).
-    fn wanted(&self) -> Result<LayoutName, ApiError>;
-    /// How long an unfinished keyed create keeps its key (ms).
-    fn lease_ms(&self) -> Result<u64, ApiError>;
-    /// How long a write may take to reach every replica, the clocks' skew
-    /// included (ms): `replication_ms` + `clock_skew_ms`.
-    #[cfg(feature = "edge")]
-    fn settle_ms(&self) -> Result<u64, ApiError>;
-}
-
-/// A layout, as the operator names it (`catalogue_layout`).
-#[cfg(not(feature = "edge"))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LayoutName {
-    /// One id counter, a counter and slots per status (every store of
-    /// 1.0.0–1.2.0; SQLite, Redis).
-    Counters,
-    /// Lanes of ids, each a log claimed by compare-and-swap (DynamoDB,
-    /// where creates must scale out).
-    Lanes,
-}
-
-/// The edge build's one layout (`catalogue::replicated`).
-#[cfg(feature = "edge")]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LayoutName {
-    /// Random ids, each create's own keys, pages of what has replicated:
-    /// a store without atomics (Akamai Functions).
-    Replicated,
-}
-
-/// Every layout: its name, and the backends it may be set on (lanes need a
-/// compare-and-swap that is atomic on an absent key: only `aws_dynamo`
-/// has one). Indexed by the layout itself.
-#[cfg(not(feature = "edge"))]
-const LAYOUTS: [(LayoutName, &str, &[KvBackend]); 2] = [
-    (LayoutName::Counters, "counters", &KvBackend::ALL),
-    (LayoutName::Lanes, "lanes", &[KvBackend::AwsDynamo]),
-];
-#[cfg(not(feature = "edge"))]
-const NAMES: &str = "counters, lanes";
-
-/// The edge build's: pages read with `get-many`, which fails every request
-/// on Spin's Redis.
-#[cfg(feature = "edge")]
-const LAYOUTS: [(LayoutName, &str, &[KvBackend]); 1] = [(
-    LayoutName::Replicated,
-    "replicated",
-    &[
-        KvBackend::Spin,
-        KvBackend::AwsDynamo,
-        KvBackend::AzureCosmos,
-    ],
-)];
-#[cfg(feature = "edge")]
-const NAMES: &str = "replicated (this is the edge build)";
-
-impl LayoutName {
-    pub fn name(self) -> &'static str {
-        LAYOUTS[self as usize].1
-    }
-
-    pub fn parse(text: &str) -> Result<LayoutName, String> {
-        LAYOUTS
-            .iter()
-            .find(|(_, name, _)| *name == text.trim())
-            .map(|(layout, _, _)| *layout)
-            .ok_or_else(|| format!("'{}' is not one of {NAMES}", text.trim()))
-    }
-
-    /// Whether a store of this backend may hold this layout.
-    pub fn runs_on(self, backend: KvBackend) -> bool {
-        LAYOUTS[self as usize].2.contains(&backend)
-    }
-
-    /// The backends this layout may be set on, by name.
-    pub fn backends(self) -> String {
-        let mut names = String::new();
-        for backend in LAYOUTS[self as usize].2 {
-            if !names.is_empty() {
-                names.push_str(", ");
+    ) -> Result<Page, ApiError> {
+        match (self, plan) {
+            (Layout::Moved(g), _) => moved::page(reader, clock, (g, list), parts, limit, &refuse),
+            (Layout::Lanes(g), Plan::Lanes(plan)) => lanes::page(reader, g, plan),
+            (_, Plan::Counters(from, _)) => {
+                counters::page(reader, clock, list, &from, limit, &refuse)
             }
-            names.push_str(backend.name());
+            _ => Ok(Page::default()),
         }
-        names
+    }
+
+    /// Where a pet not in `pet:{id}` yet may be: a lanes store's head.
+    pub fn unstored_keys(&self, id: i64) -> Vec<String> {
+        match self {
+            Layout::Lanes(g) | Layout::Moved(g) => lanes::unstored_keys(g, id),
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn unstored<S: KvStore>(
+        &self,
+        reader: &mut Reader<'_, S>,
+        id: i64,
+    ) -> Result<Option<Listed>, ApiError> {
+        match self {
+            Layout::Lanes(g) | Layout::Moved(g) => lanes::unstored(reader, g, id),
+            _ => Ok(None),
+        }
+    }
+
+    /// What `/v1/health` says of the store, after `"status":"ok",`, to an
+    /// instance that wants `wanted`; an error when it cannot serve it.
+    pub fn health(&self, wanted: LayoutName, now_ms: u64) -> Result<String, ApiError> {
+        let lanes = wanted == LayoutName::Lanes;
+        Ok(match self {
+            Layout::Empty => r#""layout":"none""#.into(),
+            Layout::Counters if lanes => r#""layout":"counters","move":{"from":"counters","to":"lanes","state":"waiting for the next create"}"#.into(),
+            Layout::Counters => r#""layout":"counters""#.into(),
+            Layout::Lanes(_) | Layout::Moved(_) if !lanes => return Err(misconfigured(NOT_LANES.into())),
+            Layout::Lanes(g) | Layout::Moved(g) if !g.moved() => format!(r#""layout":"lanes","lanes":{}"#, g.width()),
+            Layout::Lanes(g) | Layout::Moved(g) => format!(
+                r#""layout":"lanes","lanes":{},"move":{{"from":"counters","to":"lanes","state":"{}","ids_before":{},"at_ms":{}}}"#,
+                g.width(),
+                if now_ms >= g.moved_ms() + SEAL_AFTER_MS { "done" } else { "settling" },
+                g.legacy_last(),
+                g.moved_ms()
+            ),
+        })
     }
 }
 
-/// A cursor whose layout part no page of this store made.
-pub fn cursor_not_made_here() -> ApiError {
-    ApiError::InvalidParameter(
-        "query parameter 'cursor' is not one a page of this store made: \
-         use the one in the 'next' link"
-            .into(),
-    )
-}
-
-/// The store holds `held`, the instance was told `wanted`, and cannot move
-/// it (lanes to counters is not a move this release makes).
-pub fn not_this_layout(held: LayoutName, wanted: LayoutName) -> ApiError {
-    ApiError::Unserviceable(Misconfiguration {
-        variable: CATALOGUE_LAYOUT,
-        why: format!(
-            "'{}', but the store holds the {} layout, which this instance does not write: \
-             set it to '{}' (docs/operations.md, \"Moving a store to lanes\")",
-            wanted.name(),
-            held.name(),
-            held.name()
-        ),
-    })
-}
-
-/// `ctr:id` holds what no layout of this release reads: a later release's
-/// format (refused loudly, never misread), or damage.
-pub fn unknown_format(word: &[u8]) -> ApiError {
-    let shown: String = word
-        .iter()
-        .take(40)
-        .map(|b| match b.is_ascii_graphic() || *b == b' ' {
-            true => *b as char,
-            false => '?',
-        })
-        .collect();
-    ApiError::Unserviceable(Misconfiguration {
-        variable: CATALOGUE_LAYOUT,
-        why: format!(
-            "the store's 'ctr:id' holds '{shown}', a layout this release does not read: \
-             serve it with the release that wrote it, or a later one (CHANGELOG.md)"
-        ),
-    })
-}
-
-// The default build's layouts only.
-#[cfg(test)]
-#[cfg(not(feature = "edge"))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_of_layouts_is_indexed_by_the_layout_and_names_each_once() {
-        for (i, (layout, name, _)) in LAYOUTS.iter().enumerate() {
-            assert_eq!(*layout as usize, i);
-            assert_eq!(LayoutName::parse(name), Ok(*layout));
-            assert_eq!(layout.name(), *name);
+/// A create on the layout the operator wants: the counters', or the
+/// lanes', whose first read of `ctr:id` claims the store, moves it, or is
+/// refused. A key bound before a move is followed the counters way.
+pub fn create<S: KvStore>(
+    store: &Retrying<'_, S>,
+    (wanted, backend): (LayoutName, KvBackend),
+    new: NewPet,
+    keyed: Option<&Keyed>,
+) -> Result<Created, ApiError> {
+    match (wanted, keyed) {
+        (LayoutName::Lanes, None) => lanes::create(store, heads(store)?, new).map(Created::Pet),
+        (LayoutName::Lanes, Some(keyed)) => {
+            let older = |bytes: &[u8]| match counters::word(bytes)? {
+                0 => Some(Ok(Followed::Abandoned(0))),
+                id => Some(counters::follow(store, keyed, id)),
+            };
+            lanes::keyed(store, keyed, &|| heads(store), &older)
         }
-        assert!(LayoutName::parse("shards").is_err());
-        assert!(LayoutName::Lanes.runs_on(KvBackend::AwsDynamo));
-        assert!(!LayoutName::Lanes.runs_on(KvBackend::Spin));
-        assert!(KvBackend::ALL
-            .iter()
-            .all(|b| LayoutName::Counters.runs_on(*b)));
+        (_, None) => counters::create(store, new, backend.batches(), &refuse).map(Created::Pet),
+        (_, Some(keyed)) => counters::keyed(store, keyed, backend.claim_by(), &refuse),
+    }
+}
+
+/// The mark and the heads, a lanes create's first read: one `get-many`
+/// (one more on a store wider than this release makes). A store not of
+/// lanes yet is made one first, claimed new or moved: its mark's lanes
+/// begin past the last id its counter handed out.
+fn heads<S: KvStore>(store: &Retrying<'_, S>) -> Result<Heads, ApiError> {
+    let keys = [vec![ID_COUNTER.into()], Heads::keys(WIDTH).collect()].concat();
+    let found = store.get_many(&keys)?;
+    let value = |key: &str| found.iter().find(|(k, _)| k == key).map(|(_, v)| &v[..]);
+    let g = match Held::read(value(ID_COUNTER))? {
+        Held::Lanes(g) => g,
+        _ => lanes::claim_mark(store, &|word, now_ms| {
+            let (g, new) = match Held::read(word)? {
+                Held::Lanes(held) => (held, false),
+                Held::Counter(last) => (Geometry::after(WIDTH, last, now_ms), true),
+                Held::Nothing => (Geometry::after(WIDTH, 0, 0), true),
+            };
+            Ok((g, new.then(|| mark(&g))))
+        })?,
+    };
+    let heads = Heads::read(g, value)?;
+    match g.width() > WIDTH {
+        true => lanes::heads(store, &heads),
+        false => Ok(heads),
     }
 }

@@ -1,16 +1,12 @@
 //! A pet as a list holds it: its id and its JSON, a span of a shared text
-//! (the index piece it was read from), so a page is served without decoding
-//! and re-encoding pets, and cloning one copies no text.
+//! (the index piece it was read from), so that a page is served without
+//! decoding and re-encoding pets, and cloning one copies no text.
 
 use std::ops::Range;
 use std::rc::Rc;
 
 use crate::model::PetStatus;
 
-/// A pet as a list holds it: its id, and its JSON exactly as the response
-/// carries it, so a page is served without decoding and re-encoding pets.
-/// The JSON is a span of a shared text (the index piece it was read from):
-/// cloning a `Listed` copies no text.
 #[derive(Debug, Clone)]
 pub struct Listed {
     pub id: i64,
@@ -19,19 +15,15 @@ pub struct Listed {
 }
 
 impl Listed {
-    /// The pet at `span` of `text` (an index piece: the default build's).
-    #[cfg_attr(feature = "edge", allow(dead_code))]
-    pub(super) fn shared(id: i64, text: &Rc<String>, span: Range<usize>) -> Listed {
-        Listed {
-            id,
-            text: Rc::clone(text),
-            span,
-        }
+    /// The pet `id` at `span` of `text`, a piece whose line stated the id.
+    pub fn shared(id: i64, text: &Rc<String>, span: Range<usize>) -> Listed {
+        let text = Rc::clone(text);
+        Listed { id, text, span }
     }
 
-    /// A pet's stored JSON, as `encode_pet` wrote it: an object that begins
-    /// with its id (`{"id":<id>,`) and has a status; `None` for anything
-    /// else. Our own data: its shape is checked, not every member decoded.
+    /// A pet's JSON as `encode_pet` wrote it: an object that begins with
+    /// its id (`{"id":<id>,`); `None` for anything else. Our own data: its
+    /// shape is checked, not every member decoded.
     pub fn from_json(json: Vec<u8>) -> Option<Listed> {
         let digits = json.strip_prefix(br#"{"id":"#)?;
         let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
@@ -39,26 +31,19 @@ impl Listed {
         if digits.get(len) != Some(&b',') || !json.ends_with(b"}") {
             return None;
         }
-        let text = String::from_utf8(json).ok()?;
+        let text = Rc::new(String::from_utf8(json).ok()?);
         let span = 0..text.len();
-        Some(Listed {
-            id,
-            text: Rc::new(text),
-            span,
-        })
+        Some(Listed { id, text, span })
     }
 
-    /// The pet's status, read by its member's name. In JSON that
-    /// `encode_pet` wrote, `"status":"` can only be that member: a quote
-    /// inside a string is escaped.
+    /// The pet's status, by its member's name: in JSON `encode_pet` wrote,
+    /// `"status":"` can only be that member (a quote in a string is escaped).
     pub fn status(&self) -> Option<PetStatus> {
         let json = self.json();
-        let at = json.find(r#""status":""#)? + r#""status":""#.len();
-        let value = &json[at..];
+        let value = &json[json.find(r#""status":""#)? + 10..];
         PetStatus::parse(&value[..value.find('"')?])
     }
 
-    /// The pet's JSON text, as in responses.
     pub fn json(&self) -> &str {
         &self.text[self.span.clone()]
     }
@@ -72,7 +57,7 @@ impl PartialEq for Listed {
 
 impl Eq for Listed {}
 
-/// The JSON array of a page's pets: the body of a list page.
+/// The body of a list page: the JSON array of its pets.
 pub fn pets_body(pets: &[Listed]) -> Vec<u8> {
     let mut body = Vec::with_capacity(2 + pets.iter().map(|p| p.json().len() + 1).sum::<usize>());
     body.push(b'[');

@@ -1,40 +1,32 @@
 //! The catalogue in the key-value store, over any `KvStore`: the default
-//! build's layouts (`counters`, `lanes`, `moved`) behind one dispatcher, or the
-//! edge build's `replicated`. docs/key-value-layout.md.
+//! build's layouts (`counters`, `lanes`, a store moved between them), chosen
+//! per request in `layout.rs`, or the edge build's `replicated`.
+//! docs/key-value-layout.md.
 
+pub mod atomic;
 pub mod backend;
-#[cfg(not(feature = "edge"))]
-mod bound;
-#[cfg(not(feature = "edge"))]
 mod counters;
 mod created;
-#[cfg(not(feature = "edge"))]
-mod dispatch;
+mod cursor;
+pub mod formats;
 pub mod keys;
-#[cfg(not(feature = "edge"))]
 mod lanes;
-pub mod layout;
+mod layout;
 mod listed;
-#[cfg(not(feature = "edge"))]
 mod moved;
-mod pending;
-#[cfg(not(feature = "edge"))]
 mod piece;
-// The edge build takes only its bound on a `get-many`.
-#[cfg_attr(feature = "edge", allow(dead_code))]
 mod reader;
 mod record;
-#[cfg(feature = "edge")]
-mod replicated;
-#[cfg(not(feature = "edge"))]
-pub use dispatch::Catalogue;
-#[cfg(feature = "edge")]
-pub use replicated::Catalogue;
+pub mod replicated;
 
 pub use backend::{Batches, ClaimBy, KvBackend, Reads};
-pub use created::{Created, Keyed, Lease};
+pub use created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page, CATALOGUE_LAYOUT};
 pub use keys::{decode_counter, ID_COUNTER, PIECE_LEN};
-pub use layout::{Deployment, LayoutName, Page, CATALOGUE_LAYOUT};
 pub use listed::{pets_body, Listed};
-pub use pending::{Clock, COMMIT_WITHIN_MS, SEAL_AFTER_MS};
-pub use record::{encode_pet, PetRecord};
+pub use record::{encode_pet, PetRecord, COMMIT_WITHIN_MS, SEAL_AFTER_MS};
+
+/// This build's catalogue and layouts: the edge build imports no atomics.
+#[cfg(not(feature = "edge"))]
+pub use atomic::{Catalogue, BUILT};
+#[cfg(feature = "edge")]
+pub use replicated::{Catalogue, BUILT};

@@ -1,197 +1,93 @@
-//! Stores between the layouts: one moved from counters to lanes (its ids before
-//! the move read the counters way, then its lanes), and one its next create moves.
+//! A store moved from counters to lanes, one layout holding both parts: its
+//! ids up to the move read the counters way, then its lanes; a cursor names
+//! its place in either part, or in both while the first still settles.
 
 use crate::errors::ApiError;
-use crate::model::{self, ListName, NewPet, Pet};
-use crate::retry::Retrying;
+use crate::model::ListName;
 use crate::store::KvStore;
 
-use super::backend::KvBackend;
-use super::counters::{self, Counters, End};
-use super::created::{Created, Keyed};
-use super::lanes::{self, Lanes};
-use super::layout::{Layout, Page};
-use super::listed::Listed;
-use super::pending::{Clock, SEAL_AFTER_MS};
+use super::counters::{self, End, Refuse};
+use super::created::{Clock, Page};
+use super::cursor::{Counted, Laned, Parts};
+use super::lanes::{self, Geometry};
+use super::piece::write_back;
 use super::reader::Reader;
+use super::record::SEAL_AFTER_MS;
 
-/// A store moved from counters to lanes.
-pub struct Moved {
-    lanes: Lanes,
-}
-
-/// A store of the counters layout that the next create moves to lanes.
-pub struct ToMove {
-    counters: Counters,
-    lanes: Lanes,
-}
-
-impl Moved {
-    pub fn new(lanes: Lanes) -> Moved {
-        Moved { lanes }
-    }
-
-    /// The store's lanes, or those a store not read yet is assumed to have.
-    fn geometry(&self) -> lanes::Geometry {
-        (self.lanes.geometry()).unwrap_or(lanes::Geometry::assumed(None))
-    }
-}
-
-impl ToMove {
-    pub fn new(backend: KvBackend, last: i64, lanes: Lanes) -> ToMove {
-        ToMove {
-            counters: Counters::new(backend, Some(last)),
-            lanes,
-        }
-    }
-}
-
-/// A moved store's cursor: its counters part (none once the ids before the
-/// move are walked), its lanes part (none before the lanes are reached).
-fn parts(
-    cursor: Option<&model::Cursor>,
-) -> Result<(Option<counters::Cursor>, Option<Vec<u64>>), ApiError> {
-    let Some(cursor) = cursor else {
-        return Ok((Some(counters::Cursor::at(1)), None));
+/// Where a page of a moved store begins: the counters part (none once the
+/// ids before the move are walked) and what each lane listed.
+fn start(g: &Geometry, parts: &Parts) -> (Option<Counted>, Vec<u64>) {
+    let counted = match (&parts.counted, &parts.laned) {
+        (None, None) => Some(Counted {
+            position: 1,
+            ..Counted::default()
+        }),
+        (counted, _) => counted.clone(),
     };
-    let (legacy, rest) =
-        counters::Cursor::read(cursor.as_str()).ok_or_else(model::Cursor::malformed)?;
-    let lanes = lanes::Cursor::read(rest).ok_or_else(model::Cursor::malformed)?;
-    Ok((legacy, lanes.map(|l| l.lanes().to_vec())))
+    let mut from = match &parts.laned {
+        Some(Laned { lanes, .. }) => lanes.clone(),
+        None => g.rounds_below(counted.as_ref().map(|c| c.position)),
+    };
+    from.resize(g.width(), 0);
+    (counted, from)
 }
 
-impl<S: KvStore> Layout<S> for Moved {
-    fn first_keys(
-        &self,
-        list: ListName,
-        cursor: Option<&model::Cursor>,
-        limit: usize,
-    ) -> Result<Vec<String>, ApiError> {
-        let (legacy, from) = parts(cursor)?;
-        let geometry = self.geometry();
-        let position = legacy.as_ref().map(counters::Cursor::position);
-        let from = from.unwrap_or_else(|| geometry.rounds_below(position));
-        let mut keys = legacy.map_or(Vec::new(), |c| Counters::walk_keys(list, &c, limit));
-        keys.extend(Lanes::walk_keys(list, &from, limit));
-        Ok(keys)
-    }
+/// The keys a page reads first: its counters part's, and its lanes'.
+pub fn first_keys(g: &Geometry, list: ListName, parts: &Parts, limit: usize) -> Vec<String> {
+    let (counted, from) = start(g, parts);
+    let mut keys = counted.map_or(Vec::new(), |c| counters::first_keys(list, &c, limit));
+    keys.extend(lanes::read_keys(g, list, &from, limit));
+    keys
+}
 
-    fn page(
-        &self,
-        reader: &mut Reader<'_, S>,
-        clock: &Clock,
-        list: ListName,
-        cursor: Option<&model::Cursor>,
-        limit: usize,
-    ) -> Result<Page, ApiError> {
-        let (legacy, from) = parts(cursor)?;
-        let geometry = self.geometry();
-        let settled = clock.now_ms >= geometry.moved_ms() + SEAL_AFTER_MS;
-        let from = from.unwrap_or_else(|| {
-            geometry.rounds_below(legacy.as_ref().map(counters::Cursor::position))
-        });
-        let mut page = Page::default();
-        let (mut going_on, mut more) = (None, false);
-        if let Some(at) = legacy.filter(|_| geometry.legacy_last() > 0) {
-            let end = match list {
-                ListName::All => End::Fixed(geometry.legacy_last()),
-                ListName::Status(_) => End::Counter,
-            };
-            let part = Counters::walk(reader, clock, list, &at, limit, end)?;
-            let done = part.ended && (list == ListName::All || settled) && part.carried.is_empty();
-            more = !part.ended;
-            going_on = (!done).then(|| part.cursor());
-            page.pets = part.pets;
-            page.notes = part.notes;
-        }
-        let mut walked = from.clone();
-        if !more && page.pets.len() < limit {
-            let (mut part, _) =
-                self.lanes
-                    .walk(reader, list, (from, 0), limit - page.pets.len())?;
-            part.write(reader.store());
-            more = part.more;
-            walked = part.lanes;
-            page.pets.extend(part.pets);
-            page.notes.extend(part.notes);
-        } else {
-            more = true;
-        }
-        if more || !page.pets.is_empty() {
-            let mut text = going_on.map_or(String::new(), |c| c.encode());
-            text.push_str(&lanes::Cursor::new(walked).encode());
-            page.next = Some(model::Cursor::made(text));
-        }
-        Ok(page)
-    }
-
-    fn create(&self, store: &Retrying<'_, S>, new: NewPet) -> Result<Pet, ApiError> {
-        self.lanes.create(store, new)
-    }
-
-    fn keyed(&self, store: &Retrying<'_, S>, keyed: &Keyed) -> Result<Created, ApiError> {
-        self.lanes.keyed(store, keyed)
-    }
-
-    fn unstored_keys(&self, id: i64) -> Vec<String> {
-        Layout::<S>::unstored_keys(&self.lanes, id)
-    }
-
-    fn unstored(&self, reader: &mut Reader<'_, S>, id: i64) -> Result<Option<Listed>, ApiError> {
-        self.lanes.unstored(reader, id)
-    }
-
-    /// The lanes, and the move: `settling` while creates of the moment may
-    /// still commit ids from before it, then `done`.
-    fn health(&self, now_ms: u64) -> Result<String, ApiError> {
-        let geometry = self.geometry();
-        if !geometry.moved() {
-            return self.lanes.health_json();
-        }
-        let state = match now_ms >= geometry.moved_ms() + SEAL_AFTER_MS {
-            true => "done",
-            false => "settling",
+/// A page: the counters part up to the move (a status list's up to its
+/// counter, which creates of the moment may raise until the move settles),
+/// then, with the room left, the lanes.
+pub fn page<S: KvStore>(
+    reader: &mut Reader<'_, S>,
+    clock: &Clock,
+    (g, list): (&Geometry, ListName),
+    parts: &Parts,
+    limit: usize,
+    refuse: Refuse,
+) -> Result<Page, ApiError> {
+    let (counted, mut from) = start(g, parts);
+    let settled = clock.now_ms >= g.moved_ms() + SEAL_AFTER_MS;
+    let (mut page, mut going_on, mut more) = (Page::default(), None, false);
+    if let Some(at) = counted.filter(|_| g.legacy_last() > 0) {
+        let end = match list {
+            ListName::All => End::Fixed(g.legacy_last()),
+            ListName::Status(_) => End::Counter,
         };
-        Ok(format!(
-            r#"{},"move":{{"from":"counters","to":"lanes","state":"{state}","ids_before":{},"at_ms":{}}}"#,
-            self.lanes.health_json()?,
-            geometry.legacy_last(),
-            geometry.moved_ms()
-        ))
+        let part = counters::walk(reader, clock, (list, end), &at, limit, refuse)?;
+        let done = part.ended && (list == ListName::All || settled) && part.carried.is_empty();
+        more = !part.ended;
+        going_on = (!done).then(|| part.counted());
+        (page.pets, page.notes) = (part.pets, part.notes);
     }
-}
-
-impl<S: KvStore> Layout<S> for ToMove {
-    fn first_keys(
-        &self,
-        list: ListName,
-        cursor: Option<&model::Cursor>,
-        limit: usize,
-    ) -> Result<Vec<String>, ApiError> {
-        Layout::<S>::first_keys(&self.counters, list, cursor, limit)
+    if more || page.pets.len() >= limit {
+        more = true;
+    } else {
+        let (mut part, _) =
+            lanes::walk(reader, g, list, from, (0, false), limit - page.pets.len())?;
+        write_back(reader.store(), &part.writes, false, &mut part.notes);
+        (more, from) = (part.more, part.lanes);
+        page.pets.extend(part.pets);
+        page.notes.extend(part.notes);
     }
-
-    fn page(
-        &self,
-        reader: &mut Reader<'_, S>,
-        clock: &Clock,
-        list: ListName,
-        cursor: Option<&model::Cursor>,
-        limit: usize,
-    ) -> Result<Page, ApiError> {
-        self.counters.page(reader, clock, list, cursor, limit)
+    if more || !page.pets.is_empty() {
+        let laned = Some(Laned {
+            lanes: from,
+            word: 0,
+        });
+        page.next = Some(
+            Parts {
+                counted: going_on,
+                laned,
+                placed: None,
+            }
+            .cursor(),
+        );
     }
-
-    /// Moves the store (its lanes' create makes it one of lanes first).
-    fn create(&self, store: &Retrying<'_, S>, new: NewPet) -> Result<Pet, ApiError> {
-        self.lanes.create(store, new)
-    }
-
-    fn keyed(&self, store: &Retrying<'_, S>, keyed: &Keyed) -> Result<Created, ApiError> {
-        self.lanes.keyed(store, keyed)
-    }
-
-    fn health(&self, _: u64) -> Result<String, ApiError> {
-        Ok(r#""layout":"counters","move":{"from":"counters","to":"lanes","state":"waiting for the next create"}"#.into())
-    }
+    Ok(page)
 }

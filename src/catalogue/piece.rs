@@ -1,31 +1,28 @@
-//! The index piece: the pets at 32 positions of a list, as text, read by
-//! splitting lines; each pet a span of that text, copied once into the body.
+//! The index piece, the pets at up to 32 positions of a list as text, read
+//! by splitting lines (each pet a span of it); and the pieces a page writes
+//! back, best effort.
 
 use std::rc::Rc;
 
+use crate::store::KvStore;
+
 use super::listed::Listed;
+use super::reader::BATCH_WRITES;
 
 /// First line of a stored piece: its format.
-const PIECE_HEADER: &str = "petstore-index-piece 2";
+const HEADER: &str = "petstore-index-piece 2";
 
-/// An index piece: the pets it holds, in ascending position, each position
-/// once. Stored as text: the header line, then one line per pet,
-/// `<position> <id> <pet JSON>` (JSON text never holds a raw newline).
+/// The pets of a piece, in ascending position, each position once. Stored
+/// as the header, then one line per pet: `<position> <id> <pet JSON>`
+/// (JSON text never holds a raw newline).
 #[derive(Debug, Default, Clone)]
 pub struct Piece {
     entries: Vec<(i64, Listed)>,
 }
 
-/// What reading a piece found.
-pub enum Stored {
-    Found(Piece),
-    Missing,
-    Unreadable(String),
-}
-
-/// Sorts `items` by `key`, stably, by insertion: what a page sorts (at most
-/// a few hundred pets, nearly in order already) needs no more, and std's
-/// sorts cost about 4 KB of code for each type they sort.
+/// Sorts `items` by `key`, stably, by insertion: a page's few hundred
+/// items come nearly in order, and std's sorts cost some 4 KB of module
+/// for each type they sort.
 pub fn sort_by_key<T>(items: &mut [T], key: impl Fn(&T) -> i64) {
     for i in 1..items.len() {
         let mut j = i;
@@ -36,14 +33,8 @@ pub fn sort_by_key<T>(items: &mut [T], key: impl Fn(&T) -> i64) {
     }
 }
 
-/// The first `\n` at or after `b[from]` (`memchr`: a word at a time; the
-/// lines are mostly JSON text, and this search is most of reading a piece).
-fn newline(b: &[u8], from: usize) -> Option<usize> {
-    memchr::memchr(b'\n', b.get(from..)?).map(|n| from + n)
-}
-
-/// The decimal number at `b[at..]` (1 to 18 digits, no sign), which must be
-/// followed by `stop`; its value and where the rest begins.
+/// The number of 1 to 18 digits at `b[at..]`, which `stop` must follow;
+/// its value and where the rest begins.
 fn digits(b: &[u8], at: usize, stop: u8) -> Option<(i64, usize)> {
     let len = b
         .get(at..)?
@@ -55,58 +46,51 @@ fn digits(b: &[u8], at: usize, stop: u8) -> Option<(i64, usize)> {
     }
     let value = b[at..at + len]
         .iter()
-        .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+        .fold(0, |n, d| n * 10 + i64::from(d - b'0'));
     Some((value, at + len + 1))
 }
 
 impl Piece {
-    /// What a read of a piece's key found.
-    pub fn stored(value: Option<Vec<u8>>) -> Stored {
-        match value {
-            None => Stored::Missing,
-            Some(bytes) => match Piece::decode(bytes) {
-                Ok(piece) => Stored::Found(piece),
-                Err(e) => Stored::Unreadable(e),
-            },
-        }
+    /// What a read found: `Ok(None)` if the key is absent, an error naming
+    /// what is wrong if it holds no piece.
+    pub fn read(value: Option<&[u8]>) -> Result<Option<Piece>, String> {
+        value.map(|bytes| Piece::decode(bytes.to_vec())).transpose()
     }
 
-    /// The pets it holds, with their positions, in order.
     pub fn entries(&self) -> &[(i64, Listed)] {
         &self.entries
     }
 
-    /// Checks each line's shape (a pet object that states the line's id): a
-    /// piece is our own derived data, and parsing every pet would cost what
-    /// serving them as stored saves. A scan over bytes: on a page of 100 this
-    /// is most of the component's own work (BENCHMARKS.md).
+    /// Checks each line's shape (a pet object stating the line's id), not
+    /// every pet: a piece is our own derived data, and a page's scan over
+    /// its bytes is most of the component's own work (BENCHMARKS.md).
     pub fn decode(bytes: Vec<u8>) -> Result<Piece, String> {
         let text = Rc::new(String::from_utf8(bytes).map_err(|e| e.to_string())?);
         let b = text.as_bytes();
-        if !b.starts_with(PIECE_HEADER.as_bytes()) {
+        if !b.starts_with(HEADER.as_bytes()) {
             return Err("not an index piece of this format".into());
         }
-        let mut at = PIECE_HEADER.len();
-        let mut entries = Vec::with_capacity(32);
+        let (mut at, mut entries) = (HEADER.len(), Vec::with_capacity(32));
         while at < b.len() {
             let line = at + 1;
-            let end = newline(b, line).unwrap_or(b.len());
+            let end = memchr::memchr(b'\n', &b[line.min(b.len())..]).map_or(b.len(), |n| line + n);
             let entry = (b[at] == b'\n')
                 .then(|| Piece::entry(&text, line, end))
                 .flatten();
             let Some(entry) = entry else {
-                let shown = text.get(line.min(end)..end).unwrap_or_default();
-                return Err(format!("bad line '{shown}'"));
+                return Err(format!(
+                    "bad line '{}'",
+                    text.get(line.min(end)..end).unwrap_or("")
+                ));
             };
             entries.push(entry);
             at = end;
         }
-        // Written in ascending position; anything else is put in order.
-        if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
-            sort_by_key(&mut entries, |(position, _)| *position);
-            entries.dedup_by_key(|(position, _)| *position);
+        let mut piece = Piece { entries };
+        if !piece.entries.windows(2).all(|w| w[0].0 < w[1].0) {
+            piece.add(Vec::new());
         }
-        Ok(Piece { entries })
+        Ok(piece)
     }
 
     /// The line `text[line..end]`: `<position> <id> {"id":<id>,…}`.
@@ -114,17 +98,16 @@ impl Piece {
         let b = &text.as_bytes()[..end];
         let (position, at) = digits(b, line, b' ')?;
         let (id, json) = digits(b, at, b' ')?;
-        let id_text = &b[at..json - 1];
-        let stated = b.get(json..)?.strip_prefix(br#"{"id":"#)?;
-        let after = stated.strip_prefix(id_text)?;
-        if !after.starts_with(b",") || !b.ends_with(b"}") {
-            return None;
-        }
-        Some((position, Listed::shared(id, text, json..end)))
+        let after = b
+            .get(json..)?
+            .strip_prefix(br#"{"id":"#)?
+            .strip_prefix(&b[at..json - 1])?;
+        (after.starts_with(b",") && b.ends_with(b"}"))
+            .then(|| (position, Listed::shared(id, text, json..end)))
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut text = String::from(PIECE_HEADER);
+        let mut text = String::from(HEADER);
         for (position, pet) in &self.entries {
             text.push_str(&format!("\n{position} {} {}", pet.id, pet.json()));
         }
@@ -137,14 +120,14 @@ impl Piece {
         i.ok().map(|i| &self.entries[i].1)
     }
 
-    /// The pets it holds at positions `from..=to`, in order.
+    /// The pets at positions `from..=to`, in order.
     pub fn range(&self, from: i64, to: i64) -> &[(i64, Listed)] {
         let start = self.entries.partition_point(|(p, _)| *p < from);
         let end = self.entries.partition_point(|(p, _)| *p <= to);
         &self.entries[start..end.max(start)]
     }
 
-    /// Adds what the truth gave for positions it did not hold.
+    /// Adds pets at positions it did not hold.
     pub fn add(&mut self, added: Vec<(i64, Listed)>) {
         self.entries.extend(added);
         sort_by_key(&mut self.entries, |(position, _)| *position);
@@ -152,10 +135,38 @@ impl Piece {
     }
 }
 
+/// Writes back the pieces a page filled: one `set`, or `set-many`s of
+/// [`BATCH_WRITES`] (only the first, unless `every`). Best effort: what is
+/// not written, a later page that reads it writes again.
+pub fn write_back<S: KvStore>(
+    store: &S,
+    writes: &[(String, Vec<u8>)],
+    every: bool,
+    notes: &mut Vec<String>,
+) {
+    let chunks = writes
+        .chunks(BATCH_WRITES)
+        .take(if every { usize::MAX } else { 1 });
+    let written = match writes {
+        [(key, value)] => store.set(key, value),
+        _ => chunks
+            .into_iter()
+            .try_for_each(|chunk| store.set_many(chunk)),
+    };
+    if let Err(e) = written {
+        let keys: Vec<&str> = writes.iter().map(|(key, _)| key.as_str()).collect();
+        notes.push(format!("index pieces {} not written ({e})", keys.join(" ")));
+    }
+    if !every && writes.len() > BATCH_WRITES {
+        let left = writes.len() - BATCH_WRITES;
+        notes.push(format!("{left} index pieces left for a later page"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalogue::pets_body;
+    use crate::catalogue::listed::pets_body;
 
     const STORED: &str = "petstore-index-piece 2\n\
         1 1 {\"id\":1,\"name\":\"a b\",\"categoryId\":3,\"status\":\"sold\"}\n\
@@ -190,28 +201,7 @@ mod tests {
         ] {
             assert!(Piece::decode(bad.as_bytes().to_vec()).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn the_newline_search_finds_the_first_one_wherever_it_is() {
-        for len in 0..40 {
-            for nl in 0..len {
-                let mut text = vec![b'x'; len];
-                text[nl] = b'\n';
-                if nl + 3 < len {
-                    text[nl + 3] = b'\n';
-                }
-                for from in 0..=nl {
-                    assert_eq!(newline(&text, from), Some(nl), "{len} {nl} {from}");
-                }
-            }
-            assert_eq!(newline(&vec![b'x'; len], 0), None);
-        }
-        assert_eq!(
-            newline(b"ab\xe2\x80\xa8\n", 0),
-            Some(5),
-            "non-ASCII before it"
-        );
+        assert!(Piece::read(None).unwrap().is_none());
     }
 
     #[test]
@@ -225,8 +215,7 @@ mod tests {
             .map(|e| e.0)
             .collect();
         assert_eq!(positions, [3, 5, 7]);
-        assert_eq!(piece.range(4, 7).len(), 2);
-        assert_eq!(piece.range(8, 4).len(), 0);
+        assert_eq!((piece.range(4, 7).len(), piece.range(8, 4).len()), (2, 0));
         assert_eq!(piece.get(5).map(|p| p.id), Some(6));
         assert!(piece.get(4).is_none());
         let mut grown = piece.clone();

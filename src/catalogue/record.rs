@@ -1,77 +1,128 @@
-//! What `pet:{id}` holds, in either layout: a pet (its JSON, as responses
-//! carry it; in the lanes layout after a line that names the create that
-//! wrote it), a counters keyed create's pending record, or nothing.
+//! What `pet:{id}` holds: a pet's JSON (bare, or after a line naming the
+//! create that wrote it), a counters keyed create's pending record, or
+//! nothing; and the clock of a pending record.
 
 use crate::errors::ApiError;
 use crate::model::Pet;
 
 use super::listed::Listed;
 
-use super::pending::{Pending, PENDING_HEADER};
+/// How long after it began a counters create may still commit (ms).
+pub const COMMIT_WITHIN_MS: u64 = 20_000;
+/// How long a reader waits before it gives a position up (ms): longer than
+/// a create may commit, its retries and the clocks' drift included.
+pub const SEAL_AFTER_MS: u64 = 60_000;
+
+const PENDING: &str = "petstore-pending 1\n";
+const PERSISTED: &str = "petstore-pet 1 ";
 
 /// What `pet:{id}` holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PetRecord {
     Absent,
-    /// A counters keyed create's intent, staged before it claims its key
-    /// (or, started at 0, a create withdrawn or a position sealed).
     Pending(Pending),
-    /// The pet: its JSON, and in the lanes layout the nonce of the create
-    /// that claimed it (how a create whose reply was lost knows its own).
+    /// The pet, and the nonce of the create that claimed it (lanes, edge).
     Committed {
         json: Vec<u8>,
         nonce: Option<u64>,
     },
 }
 
-/// First words of a lanes layout pet record: `petstore-pet 1 <nonce>\n<json>`.
-const PERSISTED_HEADER: &str = "petstore-pet 1 ";
+/// A counters keyed create's stage, `petstore-pending 1\n<position>
+/// <start ms>\n<pet JSON>`; started at 0, a position given up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub position: i64,
+    pub started_ms: u64,
+    /// The record its create will commit.
+    pub record: Vec<u8>,
+}
 
-/// The JSON of a pet as stored and sent in responses.
+impl Pending {
+    /// No pet will ever be stored there: the format every release reads so.
+    pub fn void(position: i64) -> Pending {
+        Pending {
+            position,
+            started_ms: 0,
+            record: Vec::new(),
+        }
+    }
+
+    /// Whether its create may still commit it (within lease and window).
+    pub fn finishable(&self, now_ms: u64, lease_ms: u64) -> bool {
+        now_ms < self.started_ms.saturating_add(lease_ms + COMMIT_WITHIN_MS)
+    }
+
+    /// Whether readers give it up: no create commits it any more.
+    pub fn dead(&self, now_ms: u64, lease_ms: u64) -> bool {
+        now_ms >= self.started_ms.saturating_add(lease_ms + SEAL_AFTER_MS)
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let head = format!("{PENDING}{} {}\n", self.position, self.started_ms);
+        [head.as_bytes(), &self.record].concat()
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Pending> {
+        let (line, record) = first_line(bytes.strip_prefix(PENDING.as_bytes())?)?;
+        let (position, started) = line.split_once(' ')?;
+        Some(Pending {
+            position: position.parse().ok()?,
+            started_ms: started.parse().ok()?,
+            record: record.to_vec(),
+        })
+    }
+}
+
+/// The first line of `bytes` as text, and what follows it.
+pub fn first_line(bytes: &[u8]) -> Option<(&str, &[u8])> {
+    let end = memchr::memchr(b'\n', bytes)?;
+    Some((std::str::from_utf8(&bytes[..end]).ok()?, &bytes[end + 1..]))
+}
+
+/// The JSON of a pet as stored and sent.
 pub fn encode_pet(pet: &Pet) -> Result<Vec<u8>, ApiError> {
     serde_json::to_vec(pet).map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))
 }
 
-/// A lanes layout pet record: the nonce of its create, then its JSON.
+/// A pet record naming its create: `petstore-pet 1 <nonce>\n<json>`.
 pub fn persisted(nonce: u64, json: &[u8]) -> Vec<u8> {
-    let mut out = format!("{PERSISTED_HEADER}{nonce:016x}\n").into_bytes();
-    out.extend_from_slice(json);
-    out
+    [format!("{PERSISTED}{nonce:016x}\n").as_bytes(), json].concat()
 }
 
 impl PetRecord {
-    /// What the value read at `key` (a `pet:{id}`) holds.
+    /// What the value read at `key` holds.
     pub fn of(key: &str, value: Option<Vec<u8>>) -> Result<PetRecord, ApiError> {
-        let unreadable = || unreadable(key);
-        Ok(match value {
-            None => PetRecord::Absent,
-            Some(bytes) if bytes.starts_with(PENDING_HEADER.as_bytes()) => {
-                PetRecord::Pending(Pending::decode(&bytes).ok_or_else(unreadable)?)
-            }
-            Some(bytes) if bytes.starts_with(PERSISTED_HEADER.as_bytes()) => {
-                let rest = &bytes[PERSISTED_HEADER.len()..];
-                let line = rest
-                    .iter()
-                    .position(|b| *b == b'\n')
-                    .ok_or_else(unreadable)?;
-                let nonce = std::str::from_utf8(&rest[..line])
-                    .ok()
-                    .and_then(|hex| u64::from_str_radix(hex, 16).ok())
-                    .ok_or_else(unreadable)?;
-                PetRecord::Committed {
-                    json: rest[line + 1..].to_vec(),
-                    nonce: Some(nonce),
-                }
-            }
-            Some(json) => PetRecord::Committed { json, nonce: None },
-        })
+        let Some(bytes) = value else {
+            return Ok(PetRecord::Absent);
+        };
+        let named = |rest: &[u8]| {
+            let (nonce, json) = first_line(rest)?;
+            let nonce = u64::from_str_radix(nonce, 16).ok()?;
+            Some(PetRecord::Committed {
+                json: json.to_vec(),
+                nonce: Some(nonce),
+            })
+        };
+        match (
+            bytes.strip_prefix(PERSISTED.as_bytes()),
+            bytes.starts_with(b"petstore-"),
+        ) {
+            (Some(rest), _) => named(rest),
+            (None, true) => Pending::decode(&bytes).map(PetRecord::Pending),
+            (None, false) => Some(PetRecord::Committed {
+                json: bytes,
+                nonce: None,
+            }),
+        }
+        .ok_or_else(|| unreadable(key))
     }
 
-    /// The pet's JSON, if the record is one (committed), checked.
+    /// The pet it holds, checked.
     pub fn listed(self, key: &str) -> Result<Option<Listed>, ApiError> {
         match self {
-            PetRecord::Absent | PetRecord::Pending(_) => Ok(None),
             PetRecord::Committed { json, .. } => listed(key, json).map(Some),
+            _ => Ok(None),
         }
     }
 }
@@ -81,7 +132,7 @@ pub fn listed(key: &str, json: Vec<u8>) -> Result<Listed, ApiError> {
     Listed::from_json(json).ok_or_else(|| unreadable(key))
 }
 
-/// What the store holds at `key` is in no format this release wrote.
+/// `key` holds what no release wrote.
 pub fn unreadable(key: &str) -> ApiError {
     ApiError::Internal(format!("stored value '{key}' is unreadable"))
 }
@@ -91,32 +142,54 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_layouts_record_reads_as_a_pet_or_as_none() {
+    fn each_record_reads_as_what_its_writer_meant() {
         let json = br#"{"id":3,"name":"a","categoryId":1,"status":"sold"}"#;
         let plain = PetRecord::of("pet:3", Some(json.to_vec())).unwrap();
+        let named = PetRecord::of("pet:3", Some(persisted(0xabc, json))).unwrap();
         assert_eq!(
-            plain,
-            PetRecord::Committed {
-                json: json.to_vec(),
-                nonce: None
-            }
+            (plain, named.clone()),
+            (
+                PetRecord::Committed {
+                    json: json.to_vec(),
+                    nonce: None
+                },
+                PetRecord::Committed {
+                    json: json.to_vec(),
+                    nonce: Some(0xabc)
+                }
+            )
         );
-        let lanes = PetRecord::of("pet:3", Some(persisted(0xabc, json))).unwrap();
-        assert_eq!(
-            lanes,
-            PetRecord::Committed {
-                json: json.to_vec(),
-                nonce: Some(0xabc)
-            }
-        );
-        let listed = lanes.listed("pet:3").unwrap().unwrap();
+        let listed = named.listed("pet:3").unwrap().unwrap();
         assert_eq!(
             (listed.id, listed.status()),
             (3, Some(crate::model::PetStatus::Sold))
         );
-        let corrupt = PetRecord::of("pet:3", Some(b"{oops".to_vec())).unwrap();
-        assert!(corrupt.listed("pet:3").is_err());
-        assert!(PetRecord::of("pet:3", Some(b"petstore-pet 1 zz\n{}".to_vec())).is_err());
+        let pending = Pending {
+            position: 4,
+            started_ms: 9,
+            record: json.to_vec(),
+        };
+        assert_eq!(
+            pending.encode(),
+            [b"petstore-pending 1\n4 9\n".as_slice(), json].concat()
+        );
+        assert_eq!(
+            PetRecord::of("pet:3", Some(pending.encode())).unwrap(),
+            PetRecord::Pending(pending)
+        );
+        let void = PetRecord::of("pet:3", Some(Pending::void(4).encode())).unwrap();
+        assert_eq!(void.listed("pet:3").unwrap(), None);
+        assert!(PetRecord::of("pet:3", Some(b"{oops".to_vec()))
+            .unwrap()
+            .listed("pet:3")
+            .is_err());
+        for bad in [
+            "petstore-pet 1 zz\n{}",
+            "petstore-pending 1\nx 1\n",
+            "petstore-pet 2 1\n{}",
+        ] {
+            assert!(PetRecord::of("pet:3", Some(bad.into())).is_err(), "{bad}");
+        }
         assert_eq!(PetRecord::of("pet:3", None).unwrap(), PetRecord::Absent);
     }
 }

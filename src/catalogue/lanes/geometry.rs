@@ -1,90 +1,48 @@
-//! The lanes' geometry, the one place a width is written: lanes (32, or 16 on
-//! a store 1.3.0 claimed), base, id ↔ lane and round, blocks, the mark in `ctr:id`.
+//! A lanes store's geometry, as its mark says: how many lanes (any width,
+//! read from the mark, never assumed), the first id of the lanes, and what a
+//! counter handed out before a move; ids ↔ lanes and rounds, and pieces.
 
-/// The lanes a store claimed or moved by this release has.
-const NEW_WIDTH: usize = 32;
+use crate::model::ListName;
 
-/// The mark's first words, by the store's lanes: `petstore-lanes 1` (16,
-/// written by 1.3.0) and `petstore-lanes 2` (32). 1.3.0 reads no mark but
-/// its own, so it writes nothing on a store of 32 lanes.
-const MARKS: [(&str, usize); 2] = [("petstore-lanes 1", 16), ("petstore-lanes 2", 32)];
+use crate::catalogue::cursor::MAX_LANES;
+use crate::catalogue::keys::{lane_piece_key, PIECE_LEN};
 
-/// Ids a block of the unfiltered list's pieces holds: every lane's rounds
-/// of one (32 lanes) or two (16).
-const BLOCK_IDS: i64 = 32;
-
-/// A store of the lanes layout: its lanes, its first lane id, and what the
-/// counter handed out before a move. Round `n` of lane `k` is id `base +
-/// width·(n − 1) + k`.
+/// Round `n` of lane `k` is id `base + width·(n − 1) + k`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {
     width: usize,
-    /// The first id of the lanes: 1, or one past a multiple of 32 above
-    /// the ids the counter handed out before a move.
+    /// 1, or one past a multiple of 32 above the ids of a move.
     base: i64,
-    /// The last id the counter handed out before the move (0: none).
+    /// The last id the counter handed out before a move (0: none).
     legacy_last: i64,
     /// When the move ran (Unix ms; 0 for a store that began in lanes).
     moved_ms: u64,
 }
 
 impl Geometry {
-    /// A store claimed new for lanes.
-    pub fn new() -> Geometry {
-        Geometry::after(0, 0)
+    /// A geometry, if it is one: 1 to 64 lanes that begin on a block past
+    /// the ids before them.
+    pub fn new(width: usize, base: i64, legacy_last: i64, moved_ms: u64) -> Option<Geometry> {
+        let sound = (1..=MAX_LANES).contains(&width)
+            && base % PIECE_LEN == 1
+            && (0..base).contains(&legacy_last);
+        sound.then_some(Geometry {
+            width,
+            base,
+            legacy_last,
+            moved_ms,
+        })
     }
 
-    /// A store moved from counters when its counter stood at `last`.
-    pub fn after(last: i64, moved_ms: u64) -> Geometry {
+    /// The lanes of a store whose counter stood at `last` (0: a new store).
+    pub fn after(width: usize, last: i64, moved_ms: u64) -> Geometry {
+        let base = (last + PIECE_LEN - 1) / PIECE_LEN * PIECE_LEN + 1;
         Geometry {
-            width: NEW_WIDTH,
-            base: (last + BLOCK_IDS - 1) / BLOCK_IDS * BLOCK_IDS + 1,
+            width,
+            base,
             legacy_last: last,
             moved_ms,
         }
-    }
-
-    /// A store of `width` lanes whose mark is not read yet (what a page
-    /// reads first), or of the lanes a new store gets.
-    pub fn assumed(width: Option<usize>) -> Geometry {
-        Geometry {
-            width: width.unwrap_or(NEW_WIDTH),
-            ..Geometry::new()
-        }
-    }
-
-    /// What `ctr:id` says, if it is a mark: `<header> <base> <last> <moved ms>`.
-    pub fn from_mark(bytes: &[u8]) -> Option<Geometry> {
-        let text = std::str::from_utf8(bytes).ok()?;
-        let (rest, width) = MARKS
-            .iter()
-            .find_map(|(header, width)| Some((text.strip_prefix(header)?, *width)))?;
-        let mut words = rest.split(' ').skip(1);
-        let geometry = Geometry {
-            width,
-            base: words.next()?.parse().ok()?,
-            legacy_last: words.next()?.parse().ok()?,
-            moved_ms: words.next()?.parse().ok()?,
-        };
-        let sound = geometry.base % BLOCK_IDS == 1
-            && (0..geometry.base).contains(&geometry.legacy_last)
-            && words.next().is_none();
-        sound.then_some(geometry)
-    }
-
-    /// The mark: text that no `increment` parses, so that a release that
-    /// knows only counters fails its creates instead of writing ids its
-    /// lists would never show.
-    pub fn mark(&self) -> Vec<u8> {
-        let header = MARKS
-            .iter()
-            .find(|(_, width)| *width == self.width)
-            .map_or(MARKS[1].0, |(header, _)| header);
-        format!(
-            "{header} {} {} {}",
-            self.base, self.legacy_last, self.moved_ms
-        )
-        .into_bytes()
     }
 
     pub fn width(&self) -> usize {
@@ -95,24 +53,17 @@ impl Geometry {
         self.base
     }
 
-    /// The last id handed out by the counter before the move (0: none).
     pub fn legacy_last(&self) -> i64 {
         self.legacy_last
     }
 
-    /// When the move ran (0: the store began in lanes).
     pub fn moved_ms(&self) -> u64 {
         self.moved_ms
     }
 
-    /// Whether the store was moved from counters (it began in lanes else).
+    /// Whether the store was moved from counters.
     pub fn moved(&self) -> bool {
         self.moved_ms > 0 || self.legacy_last > 0
-    }
-
-    /// Whether a cursor's count of lanes is one a store may have.
-    pub fn is_width(lanes: usize) -> bool {
-        MARKS.iter().any(|(_, width)| *width == lanes)
     }
 
     /// The id of round `round` (from 1) of `lane`.
@@ -122,41 +73,46 @@ impl Geometry {
 
     /// The lane and round of an id of the lanes (at least the base).
     pub fn place(&self, id: i64) -> (usize, u64) {
-        let offset = id - self.base;
-        let width = self.width as i64;
+        let (offset, width) = (id - self.base, self.width as i64);
         ((offset % width) as usize, (offset / width) as u64 + 1)
     }
 
-    /// The lanes id `id` may be in, on a store of each width, whatever its
-    /// base (always one past a multiple of 32): where getPet looks for a
-    /// pet its lane has not stored yet, before the mark is read.
-    pub fn lanes_of(id: i64) -> Vec<usize> {
-        let mut lanes: Vec<usize> = MARKS
-            .iter()
-            .map(|(_, width)| ((id - 1) % *width as i64) as usize)
-            .collect();
-        lanes.dedup();
-        lanes
-    }
-
-    /// The rounds of each lane whose ids are below `position` (a counters
-    /// cursor: every id below it was listed).
+    /// Per lane, the rounds whose ids are below `position` (a counters
+    /// cursor, which listed every id below it).
     pub fn rounds_below(&self, position: Option<i64>) -> Vec<u64> {
-        let mut rounds = vec![0; self.width];
-        if let Some(position) = position.filter(|p| *p > self.base) {
-            for (lane, round) in rounds.iter_mut().enumerate() {
-                let below = position - 1 - self.base - lane as i64;
-                if below >= 0 {
-                    *round = (below / self.width as i64) as u64 + 1;
-                }
+        let below = |lane: usize| match position {
+            Some(p) if p - 1 - self.base - lane as i64 >= 0 => {
+                ((p - 1 - self.base - lane as i64) / self.width as i64) as u64 + 1
             }
-        }
-        rounds
+            _ => 0,
+        };
+        (0..self.width).map(below).collect()
     }
 
-    /// Rounds of every lane one block of the unfiltered list holds.
-    pub fn block_rounds(&self) -> u64 {
-        (BLOCK_IDS as u64 / self.width as u64).max(1)
+    /// The unfiltered list's block (`ix3:all:{k}`) that holds id `id`.
+    pub fn block(&self, id: i64) -> i64 {
+        (id - self.base) / PIECE_LEN
+    }
+
+    /// The key of the piece that holds entry `index` of `lane` in `list`:
+    /// a round's id, or a position among the lane's pets of a status.
+    pub fn piece(&self, list: ListName, lane: usize, index: u64) -> String {
+        match list {
+            ListName::All => lane_piece_key(list, lane, self.block(self.id(lane, index))),
+            ListName::Status(_) => lane_piece_key(list, lane, (index as i64 - 1) / PIECE_LEN),
+        }
+    }
+
+    /// The first entry of `lane` past the piece that holds entry `index`.
+    pub fn after_piece(&self, list: ListName, lane: usize, index: u64) -> u64 {
+        let len = PIECE_LEN as u64;
+        match list {
+            ListName::All => {
+                let next = (self.block(self.id(lane, index)) + 1) * PIECE_LEN - lane as i64;
+                (next.max(0) as u64).div_ceil(self.width as u64) + 1
+            }
+            ListName::Status(_) => (index - 1) / len * len + len + 1,
+        }
     }
 }
 
@@ -165,49 +121,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_mark_is_text_no_counter_parses_and_lanes_begin_on_a_block() {
-        let moved = Geometry::after(1000, 7);
-        assert_eq!((moved.base(), moved.width()), (1025, 32));
-        assert_eq!(moved.mark(), b"petstore-lanes 2 1025 1000 7");
-        assert_eq!(Geometry::from_mark(&moved.mark()), Some(moved));
-        let narrow = Geometry::from_mark(b"petstore-lanes 1 33 20 5").unwrap();
-        assert_eq!((narrow.base(), narrow.width()), (33, 16), "1.3.0's mark");
-        assert_eq!(narrow.mark(), b"petstore-lanes 1 33 20 5");
-        assert_eq!(Geometry::new().base(), 1);
-        assert_eq!(Geometry::after(32, 0).base(), 33);
-        assert_eq!(Geometry::after(33, 0).base(), 65);
-        assert!(std::str::from_utf8(&moved.mark())
-            .unwrap()
-            .parse::<i64>()
-            .is_err());
-        for bad in [
-            "petstore-lanes 1 1024 0 0",
-            "petstore-lanes 1 33 40 0",
-            "petstore-lanes 3 1 0 0",
-            "petstore-lanes 2 1 0 0 32",
-            "x",
-        ] {
-            assert_eq!(Geometry::from_mark(bad.as_bytes()), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn ids_rounds_and_lanes_map_both_ways() {
-        let g = Geometry::after(40, 1);
-        assert_eq!(g.base(), 65);
+    fn ids_rounds_lanes_and_pieces_map_both_ways_at_any_width() {
+        let g = Geometry::after(32, 40, 1);
+        assert_eq!((g.base(), g.legacy_last(), g.moved()), (65, 40, true));
         assert_eq!((g.id(0, 1), g.id(31, 1), g.id(0, 2)), (65, 96, 97));
         assert_eq!(
             (g.place(65), g.place(96), g.place(97)),
             ((0, 1), (31, 1), (0, 2))
         );
         assert_eq!(g.rounds_below(Some(98))[..3], [2, 1, 1]);
-        assert_eq!(Geometry::lanes_of(1), vec![0]);
-        assert_eq!(Geometry::lanes_of(18), vec![1, 17]);
+        assert_eq!(Geometry::after(32, 32, 0).base(), 33);
         assert_eq!(
-            Geometry::from_mark(b"petstore-lanes 1 1 0 0")
-                .unwrap()
-                .block_rounds(),
-            2
+            Geometry::after(32, 0, 0),
+            Geometry::new(32, 1, 0, 0).unwrap()
         );
+        for bad in [(32, 1024, 0), (32, 33, 40), (0, 1, 0), (65, 1, 0)] {
+            assert_eq!(Geometry::new(bad.0, bad.1, bad.2, 0), None, "{bad:?}");
+        }
+        let all = ListName::All;
+        for width in [1, 16, 32, 48, 64] {
+            let g = Geometry::new(width, 33, 20, 5).unwrap();
+            for lane in 0..width {
+                for round in 1..6 {
+                    let id = g.id(lane, round);
+                    assert_eq!(g.place(id), (lane, round));
+                    let key = g.piece(all, lane, round);
+                    assert_eq!(key, format!("ix3:all:{}", (id - 33) / 32));
+                    // The next round of the lane in another block.
+                    let next = g.after_piece(all, lane, round);
+                    assert!(g.piece(all, lane, next) != key && g.piece(all, lane, next - 1) == key);
+                }
+            }
+        }
     }
 }

@@ -1,35 +1,37 @@
-//! A lane's head, `lane:{k}`: its last round, its counts of each status, and that
-//! round's pet, which its next create stores before claiming the next round.
+//! A lane's head, `lane:{k}`: its last round, its counts of each status, and
+//! that round's pet, which the lane's next create stores before it claims
+//! the next round; and the heads of a store as one read found them.
 
 use crate::errors::ApiError;
 use crate::model::{Pet, PetStatus};
 
-use crate::catalogue::keys::{entry_key, pet_key};
-use crate::catalogue::record::{encode_pet, persisted, unreadable};
+use super::geometry::Geometry;
 
-/// First words of a head: `petstore-lane 1 <round> <available> <pending>
-/// <sold> <status> <id> <nonce>`, a newline, the round's pet JSON.
-const HEAD_HEADER: &str = "petstore-lane 1 ";
+use crate::catalogue::keys::{entry_key, head_key, pet_key};
+use crate::catalogue::record::{encode_pet, first_line, persisted, unreadable};
 
-/// The pet a head holds: its lane's last round. Made from the pet itself,
-/// so that its id, status and JSON agree.
+/// `petstore-lane 1 <round> <available> <pending> <sold> <status> <id>
+/// <nonce>`, a newline, the round's pet JSON.
+const HEADER: &str = "petstore-lane 1 ";
+
+/// The pet a head holds, made from the pet itself so that its id, status
+/// and JSON agree; `nonce` names the create that claimed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claimed {
     id: i64,
     status: PetStatus,
-    /// Drawn by the create that claimed it.
     nonce: u64,
     json: Vec<u8>,
 }
 
 impl Claimed {
-    /// `pet`, claimed by the create named `nonce`.
     pub fn of(pet: &Pet, nonce: u64) -> Result<Claimed, ApiError> {
+        let (id, status, json) = (pet.id, pet.status, encode_pet(pet)?);
         Ok(Claimed {
-            id: pet.id,
-            status: pet.status,
+            id,
+            status,
             nonce,
-            json: encode_pet(pet)?,
+            json,
         })
     }
 
@@ -41,25 +43,18 @@ impl Claimed {
         self.status
     }
 
-    /// The create that claimed it.
     pub fn nonce(&self) -> u64 {
         self.nonce
     }
 
-    /// The pet, as JSON.
     pub fn json(&self) -> &[u8] {
         &self.json
     }
-
-    pub fn into_json(self) -> Vec<u8> {
-        self.json
-    }
 }
 
-/// A lane's head; round 0 (no key yet) holds no pet. Made by reading a
-/// stored head or by claiming the next round of one, so that its counts
-/// and its pet agree with its round; or, for the unfiltered list alone,
-/// known only to be past a round (`past`: no counts, no pet).
+/// A lane's head: round 0 (no key yet) holds no pet. Read, or the next
+/// round claimed from one, so that its counts and pet agree with its round;
+/// or known only to be past a round (`past`: no counts, no pet).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Head {
     round: u64,
@@ -69,37 +64,24 @@ pub struct Head {
     last: Option<Claimed>,
 }
 
-fn status_index(status: PetStatus) -> usize {
-    match status {
-        PetStatus::Available => 0,
-        PetStatus::Pending => 1,
-        PetStatus::Sold => 2,
-    }
-}
-
 impl Head {
-    /// The lane's last round claimed (0: none).
     pub fn round(&self) -> u64 {
         self.round
     }
 
-    /// Pets of `status` in rounds 1 to the head's.
     pub fn count(&self, status: PetStatus) -> u64 {
-        self.counts[status_index(status)]
+        self.counts[status as usize]
     }
 
-    /// The last round's pet, if a round was claimed.
     pub fn last(&self) -> Option<&Claimed> {
         self.last.as_ref()
     }
 
-    /// The last round's pet, owned.
     pub fn into_last(self) -> Option<Claimed> {
         self.last
     }
 
-    /// A head known only to be past `round`, whose rounds up to it are
-    /// stored (a cursor says so): what the unfiltered list needs of it.
+    /// A head known only to be past `round`, its rounds up to it stored.
     pub fn past(round: u64) -> Head {
         Head {
             round,
@@ -115,26 +97,24 @@ impl Head {
     }
 
     fn parse(bytes: &[u8]) -> Option<Head> {
-        let rest = bytes.strip_prefix(HEAD_HEADER.as_bytes())?;
-        let line = rest.iter().position(|b| *b == b'\n')?;
-        let meta = std::str::from_utf8(&rest[..line]).ok()?;
+        let (meta, json) = first_line(bytes.strip_prefix(HEADER.as_bytes())?)?;
         let mut words = meta.split(' ');
         let mut number = || words.next()?.parse::<u64>().ok();
-        let round = number()?;
-        let counts = [number()?, number()?, number()?];
+        let (round, counts) = (number()?, [number()?, number()?, number()?]);
         let status = PetStatus::parse(words.next()?)?;
         let id = words.next()?.parse().ok()?;
         let nonce = u64::from_str_radix(words.next()?, 16).ok()?;
-        let sound = round >= 1 && counts[status_index(status)] >= 1 && words.next().is_none();
-        sound.then(|| Head {
+        let sound = round >= 1 && counts[status as usize] >= 1 && words.next().is_none();
+        let last = Some(Claimed {
+            id,
+            status,
+            nonce,
+            json: json.to_vec(),
+        });
+        sound.then_some(Head {
             round,
             counts,
-            last: Some(Claimed {
-                id,
-                status,
-                nonce,
-                json: rest[line + 1..].to_vec(),
-            }),
+            last,
         })
     }
 
@@ -143,22 +123,18 @@ impl Head {
             return Vec::new();
         };
         let [a, p, s] = self.counts;
-        let mut out = format!(
-            "{HEAD_HEADER}{} {a} {p} {s} {} {} {:016x}\n",
-            self.round,
-            last.status.as_str(),
-            last.id,
-            last.nonce
-        )
-        .into_bytes();
-        out.extend_from_slice(&last.json);
-        out
+        let (round, status) = (self.round, last.status.as_str());
+        let meta = format!(
+            "{HEADER}{round} {a} {p} {s} {status} {} {:016x}\n",
+            last.id, last.nonce
+        );
+        [meta.as_bytes(), &last.json].concat()
     }
 
     /// The head once `pet` claims the next round.
     pub fn next(&self, pet: Claimed) -> Head {
         let mut counts = self.counts;
-        counts[status_index(pet.status)] += 1;
+        counts[pet.status as usize] += 1;
         Head {
             round: self.round + 1,
             counts,
@@ -166,15 +142,76 @@ impl Head {
         }
     }
 
-    /// The writes that store the head's pet where every earlier round is:
-    /// `pet:{id}` and its status entry. The same bytes whoever writes them.
+    /// The writes that store its pet where every earlier round is:
+    /// `pet:{id}` and its status entry, the same bytes whoever writes them.
     pub fn stored(&self, lane: usize) -> Option<[(String, Vec<u8>); 2]> {
         let last = self.last.as_ref()?;
-        let position = self.counts[status_index(last.status)];
+        let position = self.count(last.status);
         Some([
             (pet_key(last.id), persisted(last.nonce, &last.json)),
             (entry_key(last.status, lane, position), last.json.clone()),
         ])
+    }
+}
+
+/// A lanes store as one read found it: its geometry and each lane's head.
+#[derive(Debug, Clone)]
+pub struct Heads {
+    geometry: Geometry,
+    heads: Vec<Head>,
+}
+
+impl Heads {
+    /// The keys of the heads of `width` lanes.
+    pub fn keys(width: usize) -> impl Iterator<Item = String> {
+        (0..width).map(head_key)
+    }
+
+    /// The heads `value` (what a `get-many` found; absent: round 0) holds.
+    pub fn read<'v>(
+        geometry: Geometry,
+        value: impl Fn(&str) -> Option<&'v [u8]>,
+    ) -> Result<Heads, ApiError> {
+        let head = |k| Head::decode(&head_key(k), value(&head_key(k)));
+        let heads = (0..geometry.width()).map(head).collect::<Result<_, _>>()?;
+        Ok(Heads { geometry, heads })
+    }
+
+    /// Heads known only to be past round `stored` (a cursor's word).
+    pub fn past(geometry: Geometry, stored: u64) -> Heads {
+        let heads = vec![Head::past(stored); geometry.width()];
+        Heads { geometry, heads }
+    }
+
+    /// Rounds every lane has stored: those below the least head's.
+    pub fn stored_rounds(&self) -> u64 {
+        self.heads
+            .iter()
+            .map(Head::round)
+            .min()
+            .unwrap_or(0)
+            .saturating_sub(1)
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    pub fn head(&self, lane: usize) -> &Head {
+        &self.heads[lane]
+    }
+
+    pub fn all(&self) -> &[Head] {
+        &self.heads
+    }
+
+    /// A lane's head as read again.
+    pub fn set(&mut self, lane: usize, head: Head) {
+        self.heads[lane] = head;
+    }
+
+    pub fn rounds(&self) -> Vec<u64> {
+        self.heads.iter().map(Head::round).collect()
     }
 }
 
@@ -183,15 +220,15 @@ mod tests {
     use super::*;
 
     fn claimed(id: i64, status: PetStatus) -> Claimed {
+        let json = format!(
+            r#"{{"id":{id},"name":"a","categoryId":1,"status":"{}"}}"#,
+            status.as_str()
+        );
         Claimed {
             id,
             status,
             nonce: 0xfeed,
-            json: format!(
-                r#"{{"id":{id},"name":"a","categoryId":1,"status":"{}"}}"#,
-                status.as_str()
-            )
-            .into_bytes(),
+            json: json.into_bytes(),
         }
     }
 

@@ -1,106 +1,145 @@
-//! A lanes create under an `Idempotency-Key`: its intent (lane, round, start,
-//! nonce, pet) claimed by put-if-absent, then its round; replayed, refused,
-//! finished or moved on by whoever finds it. docs/key-value-layout.md.
+//! A lanes create under an `Idempotency-Key`: its intent (lane, round,
+//! start, nonce, pet) claimed by put-if-absent, then its round; replayed,
+//! refused, finished or moved on by whoever finds it.
 
 use crate::errors::ApiError;
 use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
-use crate::catalogue::bound::{follow, Followed};
-use crate::catalogue::created::{Created, Keyed};
-use crate::catalogue::keys::{decode_counter, INTENT_HEADER};
-use crate::catalogue::record::unreadable;
+use super::create::{claim, draw, first_choice, nonce, owner_of, Claim, Want, QUICK_TRIES};
+use super::head::{Claimed, Heads};
 
-use super::choice::{first_choice, other_choice};
-use super::claim::{claim, claimed, nonce, pet_at, Claim, Want, QUICK_TRIES};
-use super::heads::Heads;
+use crate::catalogue::created::{Created, Followed, Keyed};
+use crate::catalogue::record::{first_line, unreadable};
 
-// An intent: [`INTENT_HEADER`], then `<lane> <round> <id> <started ms>
-// <nonce>`, a newline, the pet's JSON.
+/// `petstore-intent 1 <lane> <round> <id> <started ms> <nonce>`, a
+/// newline, the pet's JSON.
+const HEADER: &str = "petstore-intent 1 ";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Intent {
     lane: usize,
     round: u64,
-    id: i64,
     started_ms: u64,
-    nonce: u64,
-    json: Vec<u8>,
+    pet: Claimed,
 }
 
 impl Intent {
+    /// `keyed`'s pet as the next round of `lane` in `lanes`.
+    fn new(
+        keyed: &Keyed,
+        lanes: &Heads,
+        lane: usize,
+        started_ms: u64,
+        nonce: u64,
+    ) -> Result<Intent, ApiError> {
+        let round = lanes.head(lane).round() + 1;
+        let pet = Claimed::of(&keyed.pet(lanes.geometry().id(lane, round)), nonce)?;
+        Ok(Intent {
+            lane,
+            round,
+            started_ms,
+            pet,
+        })
+    }
+
     fn encode(&self) -> Vec<u8> {
-        let mut out = format!(
-            "{INTENT_HEADER}{} {} {} {} {:016x}\n",
-            self.lane, self.round, self.id, self.started_ms, self.nonce
-        )
-        .into_bytes();
-        out.extend_from_slice(&self.json);
-        out
+        let (lane, round, id, nonce) = (self.lane, self.round, self.pet.id(), self.pet.nonce());
+        let meta = format!(
+            "{HEADER}{lane} {round} {id} {} {nonce:016x}\n",
+            self.started_ms
+        );
+        [meta.as_bytes(), self.pet.json()].concat()
     }
 
-    fn decode(bytes: &[u8]) -> Option<Intent> {
-        let rest = bytes.strip_prefix(INTENT_HEADER.as_bytes())?;
-        let line = rest.iter().position(|b| *b == b'\n')?;
-        let mut words = std::str::from_utf8(&rest[..line]).ok()?.split(' ');
-        let intent = Intent {
-            lane: words.next()?.parse().ok()?,
-            round: words.next()?.parse().ok()?,
-            id: words.next()?.parse().ok()?,
-            started_ms: words.next()?.parse().ok()?,
-            nonce: u64::from_str_radix(words.next()?, 16).ok()?,
-            json: rest[line + 1..].to_vec(),
+    /// The intent, if `bytes` is one; `keyed`'s pet decides whether the
+    /// JSON is that request's (else, 422).
+    fn decode(keyed: &Keyed, bytes: &[u8]) -> Option<Result<Intent, ApiError>> {
+        let rest = bytes.strip_prefix(HEADER.as_bytes())?;
+        let read = || {
+            let (meta, json) = first_line(rest)?;
+            let mut words = meta.split(' ');
+            let (lane, round, id, started_ms) = (
+                words.next()?.parse().ok()?,
+                words.next()?.parse().ok()?,
+                words.next()?.parse().ok()?,
+                words.next()?.parse().ok()?,
+            );
+            let nonce = u64::from_str_radix(words.next()?, 16).ok()?;
+            words
+                .next()
+                .is_none()
+                .then_some((lane, round, id, started_ms, nonce, json))
         };
-        words.next().is_none().then_some(intent)
+        let Some((lane, round, id, started_ms, nonce, json)) = read() else {
+            return Some(Err(unreadable(&keyed.record_key)));
+        };
+        Some(match Claimed::of(&keyed.pet(id), nonce) {
+            Ok(pet) if pet.json() == json => Ok(Intent {
+                lane,
+                round,
+                started_ms,
+                pet,
+            }),
+            Ok(_) => Err(ApiError::IdempotencyKeyReused),
+            Err(e) => Err(e),
+        })
     }
 }
 
-/// What the key's record holds.
-enum Record {
-    /// Nothing, or a counters word of 0: free.
-    Free,
-    Intent(Intent),
-    /// A counters word: the id of the pet the key was bound to before the
-    /// move.
-    Bound(i64),
-}
+/// What a record this layout did not write leads to: a moved store's
+/// counters part follows its word (`None`: no part of the store wrote it).
+pub type Older<'o> = &'o dyn Fn(&[u8]) -> Option<Result<Followed, ApiError>>;
 
-/// Creates the request's pet once per key. When the key is new: the
-/// record's `current` (absent), the heads' read (`lanes`), the record's
-/// `swap` (the intent), then the claim of the intent's round (the head's
-/// `current`, the store of its pet, the head's `swap`): six calls. A
-/// replay: the record's `current`, and one `get-many` of the head and the
-/// pet.
+/// Creates the request's pet once per key. A new key: the record's
+/// `current` (absent), the heads' read, its `swap` (the intent), then the
+/// claim of the intent's round. A replay: the record's `current`, one
+/// `get-many` of the head and the pet.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
     lanes: &dyn Fn() -> Result<Heads, ApiError>,
+    older: Older,
 ) -> Result<Created, ApiError> {
     let mut backoff = store.backoff();
     loop {
         let (cas, current) = store.cas_begin(&keyed.record_key)?;
-        let intent = match record(keyed, current.as_deref())? {
-            Record::Intent(intent) => return follow_intent(store, keyed, intent, lanes),
-            Record::Bound(id) => match follow(store, keyed, id)? {
-                Followed::Done(created) => return Ok(created),
-                // Given up: the key is bound anew, from that word.
-                Followed::Abandoned(_) => lead(store, keyed, lanes()?)?,
-            },
-            Record::Free => lead(store, keyed, lanes()?)?,
-        };
-        match store.cas_swap(cas, &intent.0.encode()) {
-            Ok(SwapReport::Swapped) => return finish(store, keyed, intent.1, lanes, intent.0),
+        match current
+            .as_deref()
+            .map(|held| (Intent::decode(keyed, held), held))
+        {
+            Some((Some(intent), _)) => return follow(store, keyed, intent?, lanes),
+            Some((None, held)) => {
+                match older(held).ok_or_else(|| unreadable(&keyed.record_key))?? {
+                    Followed::Done(created) => return Ok(created),
+                    Followed::Abandoned(_) => {}
+                }
+            }
+            None => {}
+        }
+        let read = lanes()?;
+        let lane = first_choice(&read.rounds(), store.random());
+        let intent = Intent::new(
+            keyed,
+            &read,
+            lane,
+            keyed.lease.now_ms,
+            nonce(store.random()),
+        )?;
+        match store.cas_swap(cas, &intent.encode()) {
+            Ok(SwapReport::Swapped) => return finish(store, keyed, read, lanes, intent),
             Ok(SwapReport::Conflict) => {}
             Err(e) => store.learn(&e, &mut backoff),
         }
         // Whatever the swap reported, what the record holds decides.
-        match record(keyed, store.get(&keyed.record_key)?.as_deref())? {
-            Record::Intent(held) if held == intent.0 => {
-                return finish(store, keyed, intent.1, lanes, intent.0)
-            }
-            Record::Intent(held) => return follow_intent(store, keyed, held, lanes),
-            _ if backoff.wait() => {}
-            _ => {
+        match store
+            .get(&keyed.record_key)?
+            .and_then(|held| Intent::decode(keyed, &held))
+        {
+            Some(Ok(held)) if held == intent => return finish(store, keyed, read, lanes, intent),
+            Some(held) => return follow(store, keyed, held?, lanes),
+            None if backoff.wait() => {}
+            None => {
                 return Err(ApiError::StoreUnavailable(StoreError(
                     "the key's claim did not land".into(),
                 )))
@@ -109,48 +148,9 @@ pub fn create<S: KvStore>(
     }
 }
 
-/// The intent of a create that leads: the next round of the lane
-/// [`first_choice`] names.
-fn lead<S: KvStore>(
-    store: &Retrying<'_, S>,
-    keyed: &Keyed,
-    lanes: Heads,
-) -> Result<(Intent, Heads), ApiError> {
-    let lane = first_choice(&lanes.rounds(), store.random());
-    let round = lanes.head(lane).round() + 1;
-    let intent = intent(
-        keyed,
-        &lanes,
-        lane,
-        round,
-        keyed.lease.now_ms,
-        nonce(store.random()),
-    )?;
-    Ok((intent, lanes))
-}
-
-fn intent(
-    keyed: &Keyed,
-    lanes: &Heads,
-    lane: usize,
-    round: u64,
-    started_ms: u64,
-    nonce: u64,
-) -> Result<Intent, ApiError> {
-    let pet = claimed(&keyed.new, lanes.id(lane, round), nonce)?;
-    Ok(Intent {
-        lane,
-        round,
-        id: pet.id(),
-        started_ms,
-        nonce,
-        json: pet.into_json(),
-    })
-}
-
 /// Claims the intent's round; when another create took it first, moves the
-/// intent to the next round of the lane [`other_choice`] names in the heads
-/// read again (a compare-and-swap of the record from this intent), so that
+/// intent to the next round of the lane [`draw`] names in the heads read
+/// again (a compare-and-swap of the record from this intent only), so that
 /// lanes stay as even as plain creates keep them, and claims that one.
 fn finish<S: KvStore>(
     store: &Retrying<'_, S>,
@@ -159,88 +159,63 @@ fn finish<S: KvStore>(
     lanes: &dyn Fn() -> Result<Heads, ApiError>,
     mut intent: Intent,
 ) -> Result<Created, ApiError> {
-    let mut backoff = store.backoff();
-    let mut tries = 0;
+    let (mut backoff, mut tries) = (store.backoff(), 0);
     loop {
         tries += 1;
-        // The request's pet is the intent's (a follower checked it).
-        let pet = claimed(&keyed.new, intent.id, intent.nonce)?;
-        let make = |_| Ok(pet.clone());
-        let want = Want::Round(intent.round);
-        if let Claim::Won(id) = claim(store, &read, intent.lane, want, intent.nonce, &make)? {
-            return Ok(Created::Pet(keyed.new.clone().into_pet(id)));
+        let (pet, want) = (intent.pet.clone(), Want::Round(intent.round));
+        if let Claim::Won(id) = claim(store, &read, intent.lane, want, pet.nonce(), &|_| {
+            Ok(pet.clone())
+        })? {
+            return Ok(Created::Pet(keyed.pet(id)));
         }
         if tries >= QUICK_TRIES && !backoff.wait() {
-            return Err(ApiError::StoreUnavailable(StoreError(
-                "every round tried was taken by creates at the same moment".into(),
-            )));
+            let why = "every round tried was taken by creates at the same moment";
+            return Err(ApiError::StoreUnavailable(StoreError(why.into())));
         }
         read = lanes()?;
-        let lane = other_choice(&read.rounds(), intent.lane, store.random());
-        let round = read.head(lane).round() + 1;
-        let moved = self::intent(keyed, &read, lane, round, intent.started_ms, intent.nonce)?;
+        let lane = draw(&read.rounds(), Some(intent.lane), store.random());
+        let moved = Intent::new(keyed, &read, lane, intent.started_ms, intent.pet.nonce())?;
         let (cas, current) = store.cas_begin(&keyed.record_key)?;
-        let swapped = match record(keyed, current.as_deref())? {
-            Record::Intent(held) if held == intent => store.cas_swap(cas, &moved.encode()),
-            Record::Intent(held) => return follow_intent(store, keyed, held, lanes),
-            _ => return Err(lost_intent(keyed)),
+        let swapped = match current.and_then(|held| Intent::decode(keyed, &held)) {
+            Some(Ok(held)) if held == intent => store.cas_swap(cas, &moved.encode()),
+            Some(held) => return follow(store, keyed, held?, lanes),
+            None => return Err(lost(keyed)),
         };
         if let Ok(SwapReport::Swapped) = swapped {
             intent = moved;
             continue;
         }
-        match record(keyed, store.get(&keyed.record_key)?.as_deref())? {
-            Record::Intent(held) if held == moved => intent = moved,
-            Record::Intent(held) if held == intent => {}
-            Record::Intent(held) => return follow_intent(store, keyed, held, lanes),
-            _ => return Err(lost_intent(keyed)),
+        match store
+            .get(&keyed.record_key)?
+            .and_then(|held| Intent::decode(keyed, &held))
+        {
+            Some(Ok(held)) if held == moved => intent = moved,
+            Some(Ok(held)) if held == intent => {}
+            Some(held) => return follow(store, keyed, held?, lanes),
+            None => return Err(lost(keyed)),
         }
     }
 }
 
-/// The key holds another request's intent: another pet → 422; its round
-/// claimed by it → a replay; not yet, within the lease → 409; after it →
-/// finish it as its owner would.
-fn follow_intent<S: KvStore>(
+/// The key holds this request's intent: its round claimed by it → a
+/// replay; not yet, within the lease → 409; after it → finish it as its
+/// owner would.
+fn follow<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
     intent: Intent,
     lanes: &dyn Fn() -> Result<Heads, ApiError>,
 ) -> Result<Created, ApiError> {
-    let expected = claimed(&keyed.new, intent.id, intent.nonce)?;
-    if expected.json() != intent.json {
-        return Err(ApiError::IdempotencyKeyReused);
-    }
-    if let Some((owner, json)) = pet_at(store, intent.lane, intent.round, intent.id)? {
-        if owner == intent.nonce {
-            return Ok(Created::Replayed {
-                id: intent.id,
-                body: json,
-            });
+    let id = intent.pet.id();
+    if let (Some((owner, body)), _) = owner_of(store, intent.lane, intent.round, id)? {
+        if owner == intent.pet.nonce() {
+            return Ok(Created::Replayed { id, body });
         }
     }
     keyed.within_lease(intent.started_ms)?;
     finish(store, keyed, lanes()?, lanes, intent)
 }
 
-/// What the key's record holds.
-fn record(keyed: &Keyed, bytes: Option<&[u8]>) -> Result<Record, ApiError> {
-    let Some(bytes) = bytes else {
-        return Ok(Record::Free);
-    };
-    if bytes.starts_with(INTENT_HEADER.as_bytes()) {
-        return Intent::decode(bytes)
-            .map(Record::Intent)
-            .ok_or_else(|| unreadable(&keyed.record_key));
-    }
-    // A word of the counters layout: 0 is free, else a pet's id.
-    match decode_counter(bytes).filter(|id| *id >= 0) {
-        Some(0) => Ok(Record::Free),
-        Some(id) => Ok(Record::Bound(id)),
-        None => Err(unreadable(&keyed.record_key)),
-    }
-}
-
-fn lost_intent(keyed: &Keyed) -> ApiError {
+fn lost(keyed: &Keyed) -> ApiError {
     ApiError::Internal(format!("{} lost its intent", keyed.record_key))
 }

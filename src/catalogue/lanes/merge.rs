@@ -1,6 +1,5 @@
-//! A lanes page: the lanes merged in id order, choosing entries while every
-//! lane's next id is known and reading what it lacks in batches.
-//! docs/key-value-layout.md, "The lanes layout", "A page".
+//! A lanes page: the lanes merged in id order, entries chosen while every
+//! lane's next id is known, what the page lacks read in batches.
 
 use std::collections::BTreeMap;
 
@@ -8,17 +7,27 @@ use crate::errors::ApiError;
 use crate::model::ListName;
 use crate::store::KvStore;
 
+use super::head::Heads;
+use super::pieces::Pieces;
+
 use crate::catalogue::keys::{entry_key, pet_key};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::Piece;
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
+use crate::catalogue::record::PetRecord;
 
-use super::heads::Heads;
-use super::part::Part;
-use super::pieces::{after_piece, lane_of_piece, piece_of, stored_pet, Pieces};
+/// What a page of the lanes found: its pets in id order, how far it went
+/// in each lane, whether entries remain, what it writes back.
+#[derive(Debug, Default)]
+pub struct Part {
+    pub pets: Vec<Listed>,
+    pub lanes: Vec<u64>,
+    pub more: bool,
+    pub writes: Vec<(String, Vec<u8>)>,
+    pub notes: Vec<String>,
+}
 
-/// Up to `limit` pets of `list` after `from` (per lane of the store, what
-/// was listed).
+/// Up to `limit` pets of `list` after `from` (per lane, what was listed).
 pub fn page<S: KvStore>(
     reader: &mut Reader<'_, S>,
     lanes: &Heads,
@@ -27,26 +36,24 @@ pub fn page<S: KvStore>(
     limit: usize,
 ) -> Result<Part, ApiError> {
     let mut merge = Merge::new(reader, lanes, list, from, limit)?;
-    merge.take_pieces_fetched();
-    // Until the page is full or the lanes end: every batch learns an
-    // entry at least, so the page ends.
+    // Until the page is full or the lanes end: each batch learns an entry
+    // at least, so the page ends.
     loop {
         merge.choose();
         let wanted = merge.wanted();
         if wanted.is_empty() {
-            break;
+            return Ok(merge.finish());
         }
         let learned = merge.known.len();
         merge.reader.fetch(wanted)?;
         merge.take_fetched()?;
         if merge.known.len() == learned {
+            let list = list.as_str();
             return Err(ApiError::Internal(format!(
-                "the lanes of {} lack entries their heads count",
-                list.as_str()
+                "the lanes of {list} lack entries their heads count"
             )));
         }
     }
-    merge.finish()
 }
 
 struct Merge<'m, 's, S: KvStore> {
@@ -54,14 +61,14 @@ struct Merge<'m, 's, S: KvStore> {
     lanes: &'m Heads,
     list: ListName,
     limit: usize,
-    /// Per lane: the last entry, and the next to consider.
-    end: Vec<u64>,
-    next: Vec<u64>,
+    /// Per lane: what was listed, the next entry to consider, the last.
     from: Vec<u64>,
+    next: Vec<u64>,
+    end: Vec<u64>,
     /// Entries whose pet is known, by lane and index.
     known: BTreeMap<(usize, u64), Listed>,
-    /// Entries chosen for the page, in id order: lane, index, id.
-    chosen: Vec<(usize, u64, i64)>,
+    /// Entries chosen for the page, in id order: lane, index.
+    chosen: Vec<(usize, u64)>,
     /// Entries whose pets the last batch asked for.
     asked: Vec<(usize, u64)>,
     /// A lane's next id is unknown: nothing further can be chosen.
@@ -77,35 +84,51 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         from: Vec<u64>,
         limit: usize,
     ) -> Result<Self, ApiError> {
-        let width = lanes.width();
+        let end: Vec<u64> = lanes
+            .all()
+            .iter()
+            .map(|h| list.status().map_or(h.round(), |s| h.count(s)))
+            .collect();
+        let next = from.iter().map(|n| n + 1).collect();
+        let (known, chosen, asked, pieces) =
+            (BTreeMap::new(), Vec::new(), Vec::new(), Pieces::default());
         let mut merge = Merge {
             reader,
             lanes,
             list,
             limit,
-            end: vec![0; width],
-            next: vec![0; width],
             from,
-            known: BTreeMap::new(),
-            chosen: Vec::new(),
-            asked: Vec::new(),
+            next,
+            end,
+            known,
+            chosen,
+            asked,
             blocked: false,
-            pieces: Pieces::default(),
+            pieces,
         };
         for (lane, head) in lanes.all().iter().enumerate() {
-            merge.end[lane] = match list.status() {
-                None => head.round(),
-                Some(status) => head.count(status),
-            };
-            merge.next[lane] = merge.from[lane] + 1;
-            // The head's pet: the last entry of its lane (of its status's).
-            if let Some(last) = head.last() {
-                if list.status().is_none_or(|s| s == last.status()) {
-                    let pet = Listed::from_json(last.json().to_vec()).ok_or_else(|| {
-                        ApiError::Internal(format!("lane {lane}'s head holds no pet"))
-                    })?;
-                    merge.known.insert((lane, merge.end[lane]), pet);
+            // The head's pet: its lane's last entry (of its status's).
+            if let Some(last) = head
+                .last()
+                .filter(|last| list.status().is_none_or(|s| s == last.status()))
+            {
+                let pet = Listed::from_json(last.json().to_vec()).ok_or_else(|| {
+                    ApiError::Internal(format!("lane {lane}'s head holds no pet"))
+                })?;
+                merge.known.insert((lane, merge.end[lane]), pet);
+            }
+        }
+        // The pieces the first `get-many` fetched, lane by lane.
+        for lane in 0..merge.end.len() {
+            let mut index = merge.next[lane];
+            while index <= merge.end[lane] {
+                let key = merge.piece(lane, index);
+                match (merge.pieces.has(&key), merge.reader.holds(&key)) {
+                    (false, true) => merge.take_piece(&key),
+                    (false, false) => break,
+                    (true, _) => {}
                 }
+                index = lanes.geometry().after_piece(list, lane, index);
             }
         }
         Ok(merge)
@@ -114,7 +137,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
     /// The id of entry `index` of `lane`, if known without a read.
     fn id_of(&self, lane: usize, index: u64) -> Option<i64> {
         match self.list {
-            ListName::All => Some(self.lanes.id(lane, index)),
+            ListName::All => Some(self.lanes.geometry().id(lane, index)),
             ListName::Status(_) => self.known.get(&(lane, index)).map(|pet| pet.id),
         }
     }
@@ -125,10 +148,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         self.blocked = false;
         while self.chosen.len() < self.limit {
             let mut best: Option<(i64, usize)> = None;
-            for lane in 0..self.lanes.width() {
-                if self.next[lane] > self.end[lane] {
-                    continue;
-                }
+            for lane in (0..self.end.len()).filter(|l| self.next[*l] <= self.end[*l]) {
                 match self.id_of(lane, self.next[lane]) {
                     Some(id) if best.is_none_or(|(b, _)| id < b) => best = Some((id, lane)),
                     Some(_) => {}
@@ -138,39 +158,40 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
                     }
                 }
             }
-            let Some((id, lane)) = best else {
+            let Some((_, lane)) = best else {
                 return;
             };
-            self.chosen.push((lane, self.next[lane], id));
+            self.chosen.push((lane, self.next[lane]));
             self.next[lane] += 1;
         }
     }
 
-    /// The keys that would let the page go on: the pets of chosen entries
-    /// not known yet, and, if a lane blocks the choice, its next entries;
-    /// each with the piece it belongs to, if not read yet.
+    /// Whether `lane` has entries left whose next one is not known.
+    fn blocks(&self, lane: usize) -> bool {
+        self.next[lane] <= self.end[lane] && !self.known.contains_key(&(lane, self.next[lane]))
+    }
+
+    /// The keys that let the page go on: the pets of chosen entries not
+    /// known yet and, if a lane blocks the choice, its next entries; each
+    /// with its piece, if not read yet.
     fn wanted(&mut self) -> Vec<String> {
-        let mut asked = Vec::new();
-        for (lane, index, _) in &self.chosen {
-            asked.push((*lane, *index));
-        }
+        let mut asked = self.chosen.clone();
         if self.blocked {
             // The lanes whose next entry is unknown share what the page
             // still lacks: a status held by one lane gets one batch.
-            let width = self.lanes.width();
-            let blocking = (0..width).filter(|lane| self.blocks(*lane)).count();
+            let blocking = (0..self.end.len())
+                .filter(|lane| self.blocks(*lane))
+                .count();
             let per_lane = ((self.limit - self.chosen.len()) / blocking.max(1) + 2) as u64;
-            for lane in 0..width {
-                if self.blocks(lane) {
-                    let last = self.end[lane].min(self.next[lane] + per_lane - 1);
-                    asked.extend((self.next[lane]..=last).map(|index| (lane, index)));
-                }
+            for lane in (0..self.end.len()).filter(|lane| self.blocks(*lane)) {
+                let last = self.end[lane].min(self.next[lane] + per_lane - 1);
+                asked.extend((self.next[lane]..=last).map(|index| (lane, index)));
             }
         }
         asked.retain(|entry| !self.known.contains_key(entry));
         let mut keys: Vec<String> = Vec::new();
         for (lane, index) in &asked {
-            let piece = self.piece_of(*lane, *index);
+            let piece = self.piece(*lane, *index);
             if !self.pieces.has(&piece) && !keys.contains(&piece) {
                 keys.push(piece);
             }
@@ -187,50 +208,26 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         keys
     }
 
-    /// Whether `lane` has entries left whose next one is not known.
-    fn blocks(&self, lane: usize) -> bool {
-        self.next[lane] <= self.end[lane] && !self.known.contains_key(&(lane, self.next[lane]))
-    }
-
-    /// Where entry `index` of `lane` was stored: `pet:{id}`, or its status entry.
+    /// Where entry `index` of `lane` was stored: `pet:{id}`, a status entry.
     fn truth_key(&self, lane: usize, index: u64) -> String {
         match self.list.status() {
-            None => pet_key(self.lanes.id(lane, index)),
+            None => pet_key(self.lanes.geometry().id(lane, index)),
             Some(status) => entry_key(status, lane, index),
         }
     }
 
-    /// The key of the piece that holds entry `index` of `lane`.
-    fn piece_of(&self, lane: usize, index: u64) -> String {
-        piece_of(self.list, self.lanes.width(), lane, index)
-    }
-
-    /// The pieces the first `get-many` fetched (with the heads).
-    fn take_pieces_fetched(&mut self) {
-        for lane in 0..self.lanes.width() {
-            let mut index = self.next[lane];
-            while index <= self.end[lane] {
-                let key = self.piece_of(lane, index);
-                match (self.pieces.has(&key), self.reader.holds(&key)) {
-                    (false, true) => self.take_piece(&key),
-                    (false, false) => break,
-                    (true, _) => {}
-                }
-                index = after_piece(self.list, self.lanes.width(), index);
-            }
-        }
+    fn piece(&self, lane: usize, index: u64) -> String {
+        self.lanes.geometry().piece(self.list, lane, index)
     }
 
     fn take_piece(&mut self, key: &str) {
-        let stored = Piece::stored(self.reader.peek(key).map(<[u8]>::to_vec));
-        let entries: Vec<(i64, Listed)> = self.pieces.absorb(key, stored).to_vec();
-        for (position, pet) in entries {
-            let place = match self.list {
-                ListName::All if position >= self.lanes.geometry().base() => {
-                    self.lanes.geometry().place(position)
-                }
+        let read = Piece::read(self.reader.peek(key));
+        let (g, list) = (*self.lanes.geometry(), self.list);
+        for (position, pet) in self.pieces.absorb(key, read).to_vec() {
+            let place = match list {
+                ListName::All if position >= g.base() => g.place(position),
                 ListName::All => continue,
-                ListName::Status(_) => (lane_of_piece(key), position as u64),
+                ListName::Status(_) => (lane_of(key), position as u64),
             };
             if place.1 >= 1 && place.1 <= self.end[place.0] {
                 self.known.entry(place).or_insert(pet);
@@ -241,47 +238,64 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
     /// What the last batch fetched: pieces, then stored pets.
     fn take_fetched(&mut self) -> Result<(), ApiError> {
         for (lane, index) in std::mem::take(&mut self.asked) {
-            let piece = self.piece_of(lane, index);
+            let piece = self.piece(lane, index);
             if !self.pieces.has(&piece) && self.reader.holds(&piece) {
                 self.take_piece(&piece);
             }
             let truth = self.truth_key(lane, index);
-            if !self.known.contains_key(&(lane, index)) && self.reader.holds(&truth) {
-                let pet = stored_pet(
-                    self.list,
-                    &truth,
-                    self.reader.peek(&truth).map(<[u8]>::to_vec),
-                )?;
-                self.known.insert((lane, index), pet);
+            if self.known.contains_key(&(lane, index)) || !self.reader.holds(&truth) {
+                continue;
             }
+            // A pet below its lane's head, so it must be stored.
+            let value = self.reader.peek(&truth).map(<[u8]>::to_vec);
+            let json = match self.list.status() {
+                None => match PetRecord::of(&truth, value)? {
+                    PetRecord::Committed { json, .. } => Some(json),
+                    _ => None,
+                },
+                Some(_) => value,
+            };
+            let pet = json.and_then(Listed::from_json);
+            let pet = pet.ok_or_else(|| {
+                ApiError::Internal(format!("{truth} is below its lane's head and not stored"))
+            })?;
+            self.known.insert((lane, index), pet);
         }
         Ok(())
     }
 
-    fn finish(mut self) -> Result<Part, ApiError> {
+    fn finish(mut self) -> Part {
         let mut part = Part {
             lanes: std::mem::take(&mut self.from),
             ..Part::default()
         };
-        for (lane, index, _) in std::mem::take(&mut self.chosen) {
-            let pet = self.known[&(lane, index)].clone();
+        for (lane, index) in std::mem::take(&mut self.chosen) {
+            part.pets.push(self.known[&(lane, index)].clone());
             part.lanes[lane] = index;
-            part.pets.push(pet);
         }
         part.more = part.lanes.iter().zip(&self.end).any(|(at, end)| at < end);
         // What the page learned goes back into the pieces it read.
-        let learned: Vec<((usize, u64), Listed)> =
-            self.known.iter().map(|(k, v)| (*k, v.clone())).collect();
-        for ((lane, index), pet) in learned {
+        for ((lane, index), pet) in &self.known {
             let position = match self.list {
                 ListName::All => pet.id,
-                ListName::Status(_) => index as i64,
+                ListName::Status(_) => *index as i64,
             };
-            let piece = self.piece_of(lane, index);
-            self.pieces.learn(&piece, position, &pet);
+            self.pieces.learn(
+                &self.lanes.geometry().piece(self.list, *lane, *index),
+                position,
+                pet,
+            );
         }
         part.writes = self.pieces.repairs();
         part.notes = std::mem::take(&mut self.pieces.notes);
-        Ok(part)
+        part
     }
+}
+
+/// The lane of a status list's piece key `ix3:{status}:{lane}:{k}`.
+fn lane_of(key: &str) -> usize {
+    key.split(':')
+        .nth(2)
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0)
 }

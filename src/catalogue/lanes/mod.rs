@@ -1,150 +1,116 @@
-//! The lanes layout: 32 (or 16) lanes of ids, each a log whose next round a
-//! create claims by compare-and-swap of its head; pages merge the lanes.
-//! docs/key-value-layout.md, "The lanes layout".
+//! The lanes layout: lanes of ids (as many as the mark says), each a log
+//! whose next round a create claims by compare-and-swap of its head; pages
+//! merge the lanes. docs/key-value-layout.md, "The lanes layout".
 
-mod choice;
-mod claim;
-mod cursor;
+mod blocks;
+mod create;
 mod geometry;
 mod head;
-mod heads;
 mod keyed;
 mod merge;
-mod merged;
-mod part;
 mod pieces;
-mod store;
 
-pub use cursor::Cursor;
+pub use create::{claim_mark, create, heads};
 pub use geometry::Geometry;
+pub use head::Heads;
+pub use keyed::create as keyed;
+pub use merge::Part;
 
 use crate::errors::ApiError;
-use crate::model::{self, ListName, NewPet, Pet};
-use crate::retry::Retrying;
+use crate::model::ListName;
 use crate::store::KvStore;
 
-use super::created::{Created, Keyed};
-use super::keys::{head_key, pet_key};
-use super::layout::{cursor_not_made_here, not_this_layout, Layout, LayoutName, Page};
-use super::listed::Listed;
-use super::pending::Clock;
-use super::reader::{Reader, BATCH_KEYS};
-use super::record::{self, PetRecord};
+use crate::catalogue::created::Page;
+use crate::catalogue::cursor::{Laned, Parts};
+use crate::catalogue::keys::{head_key, pet_key};
+use crate::catalogue::listed::Listed;
+use crate::catalogue::piece::write_back;
+use crate::catalogue::reader::{Reader, BATCH_KEYS};
+use crate::catalogue::record::{listed, PetRecord};
 
 use head::Head;
-use heads::Heads;
-use part::Part;
 
-/// A store of the lanes layout: its geometry (`None`: not claimed yet), and
-/// whether this instance writes it (the operator asked for lanes).
-pub struct Lanes {
-    geometry: Option<Geometry>,
-    writable: bool,
+/// A page of a lanes list, planned once: where it begins, how it reads
+/// (blocks alone; the lanes within the rounds its cursor says are stored;
+/// or the heads), and the keys its first `get-many` reads.
+pub struct Plan {
+    list: ListName,
+    /// What each of the store's lanes listed (a cursor of another width is
+    /// read for the store's lanes, any it does not name from its start).
+    from: Vec<u64>,
+    /// The cursor's word, if it is of this store's width.
+    word: u64,
+    limit: usize,
+    /// Where the page begins in a list read at a known position, and
+    /// whether blocks are expected to hold it.
+    at: Option<u64>,
+    blocks: bool,
+    /// The unfiltered list's page lies in rounds every lane had stored.
+    past: bool,
+    pub keys: Vec<String>,
 }
 
-impl Lanes {
-    pub fn new(geometry: Option<Geometry>, writable: bool) -> Lanes {
-        Lanes { geometry, writable }
-    }
-
-    pub fn geometry(&self) -> Option<Geometry> {
-        self.geometry
-    }
-
-    /// The keys a page of `list` from `from` (a number per lane) reads
-    /// first: the heads, and the pieces it expects to need.
-    pub fn walk_keys(list: ListName, from: &[u64], limit: usize) -> Vec<String> {
-        let mut keys: Vec<String> = Heads::keys(from.len()).collect();
-        keys.extend(pieces::first_keys(list, from, limit));
-        keys
-    }
-
-    /// Up to `limit` pets of `list` after `from` (a number per lane), the
-    /// lanes' part of a page: its pets, how far it went in each lane, and
-    /// whether entries remain; and, in the unfiltered list, the rounds every
-    /// lane had stored, as far as the page knows. A cursor of another width
-    /// (a store of 16 lanes has never made one of 32, nor the reverse) is
-    /// read for the lanes the store has, the others from their start: any
-    /// cursor the document's pattern takes is answered.
-    pub fn walk<S: KvStore>(
-        &self,
-        reader: &mut Reader<'_, S>,
-        list: ListName,
-        (mut from, stored): (Vec<u64>, u64),
-        limit: usize,
-    ) -> Result<(Part, u64), ApiError> {
-        let Some(geometry) = self.geometry else {
-            return Ok((Part::default(), 0));
+impl Plan {
+    pub fn new(g: &Geometry, list: ListName, laned: Option<&Laned>, limit: usize) -> Plan {
+        let (mut from, word) = laned.map_or((Vec::new(), 0), |l| (l.lanes.clone(), l.word));
+        let own = laned.is_none_or(|l| l.lanes.len() == g.width());
+        from.resize(g.width(), 0);
+        let word = if own { word } else { 0 };
+        let (at, blocks) = match own {
+            true => blocks::start(list, &from, word),
+            false => (None, false),
         };
-        // Rounds every lane had stored (a cursor of this width says up to
-        // which) are in the pieces and stored: a page of the unfiltered
-        // list within them reads no head. One that finds an entry absent
-        // (a cursor not made here) reads the heads.
-        let mut past =
-            from.len() == geometry.width() && reach(list, &from, stored, limit).is_some();
-        from.resize(geometry.width(), 0);
-        loop {
-            let heads = if past {
-                Heads::past(geometry, stored)
-            } else {
-                reader.fetch(Lanes::walk_keys(list, &from, limit))?;
-                Heads::read(geometry, |key| reader.peek(key))?
-            };
-            match merge::page(reader, &heads, list, from.clone(), limit) {
-                Ok(part) if !past || part.pets.len() == limit => {
-                    let stored = if past { stored } else { heads.stored_rounds() };
-                    return Ok((part, stored));
+        let reach = reach(list, &from, word, limit).filter(|_| own);
+        let mut plan = Plan {
+            list,
+            from,
+            word,
+            limit,
+            at,
+            blocks,
+            past: reach.is_some(),
+            keys: Vec::new(),
+        };
+        plan.keys = match (at, reach) {
+            (Some(at), _) if blocks => blocks::keys(list, at, limit),
+            _ if list != ListName::All => {
+                let wanted = blocks::extended(list, at, limit);
+                let mut keys = read_keys(g, list, &plan.from, wanted);
+                // From a known position, the blocks of its pets and the next
+                // page's, if they fit: it writes those absent, and its
+                // cursor says whether the next are there.
+                let around = at.map_or(Vec::new(), |at| {
+                    blocks::keys(list, at, wanted.max(2 * limit))
+                });
+                if keys.len() + around.len() < BATCH_KEYS {
+                    keys.extend(around);
                 }
-                Err(e) if !past || !matches!(e, ApiError::Internal(_)) => return Err(e),
-                // Read within the stored rounds, it found them otherwise.
-                _ => past = false,
+                keys
             }
-        }
-    }
-
-    /// Where a page from `from` begins in `list` and whether blocks of its
-    /// positions are expected to hold it (`merged::start`), on a cursor of
-    /// this store's width.
-    fn start(&self, list: ListName, from: &[u64], word: u64) -> (Option<u64>, bool) {
-        match self.geometry {
-            Some(g) if g.width() == from.len() => merged::start(list, from, word),
-            _ => (None, false),
-        }
-    }
-
-    /// What health says of the store's lanes: `"layout":"lanes","lanes":w`.
-    pub fn health_json(&self) -> Result<String, ApiError> {
-        self.writes()?;
-        Ok(match self.geometry {
-            None => r#""layout":"none""#.into(),
-            Some(g) => format!(r#""layout":"lanes","lanes":{}"#, g.width()),
-        })
-    }
-
-    /// An instance set to `counters` does not write a lanes store.
-    fn writes(&self) -> Result<(), ApiError> {
-        match (self.writable, self.geometry) {
-            (false, Some(_)) => Err(not_this_layout(LayoutName::Lanes, LayoutName::Counters)),
-            _ => Ok(()),
-        }
-    }
-
-    /// The lanes part of a whole cursor (none: the walk's start): per lane
-    /// what was listed, and the rounds every lane had stored.
-    fn ours(&self, cursor: Option<&model::Cursor>) -> Result<(Vec<u64>, u64), ApiError> {
-        let width = self.geometry.map_or(0, |g| g.width());
-        match Cursor::read(cursor.map_or("", model::Cursor::as_str)) {
-            Some(Some(part)) => Ok((part.lanes().to_vec(), part.stored_rounds())),
-            Some(None) => Ok((vec![0; width], 0)),
-            None => Err(cursor_not_made_here()),
-        }
+            // The blocks of the rounds the page reaches; no head.
+            (_, Some(last)) => {
+                let least = plan.from.iter().copied().min().unwrap_or(0);
+                (g.block(g.id(0, least + 1))..=g.block(g.id(g.width() - 1, last)))
+                    .map(|k| crate::catalogue::keys::block_key(list, k))
+                    .collect()
+            }
+            _ => read_keys(g, list, &plan.from, limit),
+        };
+        plan
     }
 }
 
-/// The last round a page of `limit` entries of `list` from `from` reaches,
-/// if it lies in rounds up to `stored`: the unfiltered list has an entry
-/// per lane and round (each round past the least of `from` adds one at
-/// least, so the count ends within `limit` rounds).
+/// The keys of a page that reads the heads: theirs, and the pieces it
+/// expects to need.
+pub fn read_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
+    Heads::keys(g.width())
+        .chain(pieces::first_keys(g, list, from, limit))
+        .collect()
+}
+
+/// The last round a page of `limit` entries of the unfiltered list from
+/// `from` reaches, if it lies in rounds up to `stored` (each round past the
+/// least of `from` adds one entry at least).
 fn reach(list: ListName, from: &[u64], stored: u64, limit: usize) -> Option<u64> {
     let least = from
         .iter()
@@ -158,116 +124,100 @@ fn reach(list: ListName, from: &[u64], stored: u64, limit: usize) -> Option<u64>
     })
 }
 
-impl<S: KvStore> Layout<S> for Lanes {
-    fn first_keys(
-        &self,
-        list: ListName,
-        cursor: Option<&model::Cursor>,
-        limit: usize,
-    ) -> Result<Vec<String>, ApiError> {
-        let (from, stored) = self.ours(cursor)?;
-        let (at, blocks) = self.start(list, &from, stored);
-        match at {
-            Some(at) if blocks => return Ok(merged::keys(list, at, limit)),
-            _ if list != ListName::All => {
-                let wanted = merged::extended(list, at, limit);
-                let mut keys = Lanes::walk_keys(list, &from, wanted);
-                // From a known position, the blocks of its pets and of the
-                // next page's, if they fit the first `get-many`: it writes
-                // those absent, and its cursor says if the next are there.
-                let blocks = at.map_or(Vec::new(), |at| merged::around(list, at, wanted, limit));
-                if keys.len() + blocks.len() < BATCH_KEYS {
-                    keys.extend(blocks);
-                }
-                return Ok(keys);
-            }
-            _ => {}
+/// The page `plan` planned, from what its first `get-many` fetched, and
+/// what it learned written back.
+pub fn page<S: KvStore>(
+    reader: &mut Reader<'_, S>,
+    g: &Geometry,
+    plan: Plan,
+) -> Result<Page, ApiError> {
+    let (list, limit) = (plan.list, plan.limit);
+    let served = match plan.blocks {
+        true => blocks::page(reader, g, list, plan.from.clone(), limit),
+        false => None,
+    };
+    let (mut part, word) = match served {
+        Some(served) => served,
+        None if list == ListName::All => {
+            walk(reader, g, list, plan.from, (plan.word, plan.past), limit)?
         }
-        if let Some(last) = reach(list, &from, stored, limit) {
-            // The blocks of the rounds the page reaches, no head.
-            let least = from.iter().copied().min().unwrap_or(0);
-            let mut keys: Vec<String> = Vec::new();
-            for round in least + 1..=last {
-                let key = pieces::piece_of(list, from.len(), 0, round);
-                if !keys.contains(&key) {
-                    keys.push(key);
-                }
-            }
-            return Ok(keys);
+        None => {
+            let wanted = blocks::extended(list, plan.at, limit);
+            let (mut part, rounds) = walk(reader, g, list, plan.from, (0, false), wanted)?;
+            let word = blocks::settle(reader, g, list, (plan.at, rounds), &mut part, limit);
+            (part, word)
         }
-        Ok(Lanes::walk_keys(list, &from, limit))
-    }
+    };
+    write_back(reader.store(), &part.writes, false, &mut part.notes);
+    let laned = Laned {
+        lanes: part.lanes,
+        word,
+    };
+    let next = (part.more || !part.pets.is_empty()).then(|| Parts::new(None, Some(laned)).cursor());
+    Ok(Page {
+        pets: part.pets,
+        next,
+        notes: part.notes,
+    })
+}
 
-    fn page(
-        &self,
-        reader: &mut Reader<'_, S>,
-        _: &Clock,
-        list: ListName,
-        cursor: Option<&model::Cursor>,
-        limit: usize,
-    ) -> Result<Page, ApiError> {
-        let (from, word) = self.ours(cursor)?;
-        let (at, blocks) = self.start(list, &from, word);
-        let served = match self.geometry {
-            Some(g) if blocks => merged::page(reader, g, list, from.clone(), limit),
-            _ => None,
-        };
-        let (mut part, stored) = match (served, self.geometry) {
-            (Some(served), _) => served,
-            (None, Some(g)) if list != ListName::All => {
-                let wanted = merged::extended(list, at, limit);
-                let (mut part, rounds) = self.walk(reader, list, (from, 0), wanted)?;
-                let word = merged::settle(reader, g, list, (at, rounds), &mut part, limit);
-                (part, word)
+/// The lanes' part of a page, and the rounds every lane had stored, as far
+/// as it knows: within the rounds `stored` says (`past`), no head is read;
+/// one that finds such an entry absent (a cursor not made here) reads them.
+pub fn walk<S: KvStore>(
+    reader: &mut Reader<'_, S>,
+    g: &Geometry,
+    list: ListName,
+    from: Vec<u64>,
+    (stored, mut past): (u64, bool),
+    limit: usize,
+) -> Result<(Part, u64), ApiError> {
+    loop {
+        let heads = match past {
+            true => Heads::past(*g, stored),
+            false => {
+                reader.fetch(read_keys(g, list, &from, limit))?;
+                Heads::read(*g, |key| reader.peek(key))?
             }
-            _ => self.walk(reader, list, (from, word), limit)?,
         };
-        part.write(reader.store());
-        let next = (part.more || !part.pets.is_empty())
-            .then(|| model::Cursor::made(Cursor::new(part.lanes).stored(stored).encode()));
-        Ok(Page {
-            pets: part.pets,
-            next,
-            notes: part.notes,
-        })
-    }
-
-    fn create(&self, store: &Retrying<'_, S>, new: NewPet) -> Result<Pet, ApiError> {
-        self.writes()?;
-        claim::create(store, store::for_create(store)?, new)
-    }
-
-    fn keyed(&self, store: &Retrying<'_, S>, keyed: &Keyed) -> Result<Created, ApiError> {
-        self.writes()?;
-        keyed::create(store, keyed, &|| store::for_create(store))
-    }
-
-    /// The heads of the lanes the id may be in, on a store of either width.
-    fn unstored_keys(&self, id: i64) -> Vec<String> {
-        Geometry::lanes_of(id).into_iter().map(head_key).collect()
-    }
-
-    /// A pet its lane's head holds, not stored yet. A head past the id's
-    /// round moved on since `pet:{id}` was read, and a create stores the pet
-    /// its head held before it moves the head: the pet is read again then.
-    fn unstored(&self, reader: &mut Reader<'_, S>, id: i64) -> Result<Option<Listed>, ApiError> {
-        let Some(geometry) = self.geometry.filter(|g| id >= g.base()) else {
-            return Ok(None);
-        };
-        let (lane, round) = geometry.place(id);
-        let key = head_key(lane);
-        let head = Head::decode(&key, reader.get(&key)?.as_deref())?;
-        match (head.round(), head.into_last()) {
-            (r, Some(last)) if r == round => record::listed(&key, last.into_json()).map(Some),
-            (r, _) if r > round => {
-                let key = pet_key(id);
-                PetRecord::of(&key, reader.get(&key)?)?.listed(&key)
+        match merge::page(reader, &heads, list, from.clone(), limit) {
+            Ok(part) if !past || part.pets.len() == limit => {
+                return Ok((part, if past { stored } else { heads.stored_rounds() }))
             }
-            _ => Ok(None),
+            Err(e) if !past || !matches!(e, ApiError::Internal(_)) => return Err(e),
+            _ => past = false,
         }
     }
+}
 
-    fn health(&self, _: u64) -> Result<String, ApiError> {
-        self.health_json()
+/// Where a pet not stored in `pet:{id}` yet may be: its lane's head.
+pub fn unstored_keys(g: &Geometry, id: i64) -> Vec<String> {
+    (id >= g.base())
+        .then(|| head_key(g.place(id).0))
+        .into_iter()
+        .collect()
+}
+
+/// A pet its lane's head holds, not stored yet. A head past the id's round
+/// moved on since `pet:{id}` was read, and a create stores the pet its head
+/// held before it moves the head: the pet is read again then.
+pub fn unstored<S: KvStore>(
+    reader: &mut Reader<'_, S>,
+    g: &Geometry,
+    id: i64,
+) -> Result<Option<Listed>, ApiError> {
+    if id < g.base() {
+        return Ok(None);
+    }
+    let (lane, round) = g.place(id);
+    let key = head_key(lane);
+    let head = Head::decode(&key, reader.get(&key)?.as_deref())?;
+    match (head.round(), head.into_last()) {
+        (r, Some(last)) if r == round => listed(&key, last.json().to_vec()).map(Some),
+        (r, _) if r > round => {
+            let key = pet_key(id);
+            PetRecord::of(&key, reader.get(&key)?)?.listed(&key)
+        }
+        _ => Ok(None),
     }
 }

@@ -110,6 +110,10 @@ impl Deployment for Filling {
     fn lease_ms(&self) -> Result<u64, ApiError> {
         Ok(10_000)
     }
+    /// Preloads write the default build's layouts, which never ask.
+    fn settle_ms(&self) -> Result<u64, ApiError> {
+        Ok(0)
+    }
 }
 
 /// Creates `count` pets named `pet-<n>` (category 1) in the empty store

@@ -1,0 +1,131 @@
+//! The default build's catalogue, over a store with atomics: each request
+//! resolves the store's layout once (`layout.rs`) and runs on it.
+
+use crate::errors::ApiError;
+use crate::model::{Cursor, IdempotencyKey, ListName, NewPet};
+use crate::platform::Platform;
+use crate::retry::Retrying;
+use crate::store::KvStore;
+
+use super::backend::{Batches, Reads, ATOMIC_BATCHES_ESCALATIONS};
+use super::created::{Clock, Created, Keyed, Lease, Page};
+use super::created::{Deployment, LayoutName};
+use super::cursor::Parts;
+use super::keys::{pet_key, ID_COUNTER};
+use super::layout::{self, Held, Layout};
+use super::listed::Listed;
+use super::reader::Reader;
+use super::record::PetRecord;
+
+/// The layouts of this build.
+pub const BUILT: &[LayoutName] = &[LayoutName::Counters, LayoutName::Lanes];
+
+/// The catalogue over a store, for a deployment.
+pub struct Catalogue<'a, S: KvStore> {
+    store: &'a S,
+    deployment: &'a dyn Deployment,
+}
+
+impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
+    pub fn new(store: &'a S, deployment: &'a dyn Deployment) -> Self {
+        Catalogue { store, deployment }
+    }
+
+    /// The layout the operator wants, where reads are batched: only a
+    /// DynamoDB store may hold lanes, and the variable is not read else.
+    fn wanted(&self, reads: Reads) -> LayoutName {
+        match reads {
+            Reads::Batched => self.deployment.wanted().unwrap_or(LayoutName::Counters),
+            Reads::OneByOne => LayoutName::Counters,
+        }
+    }
+
+    /// The pet with this id, if it exists: one `get` of `pet:{id}`; where it
+    /// is absent and reads are batched, the head of a lanes store that may
+    /// hold it, read with `ctr:id` in one `get-many`.
+    pub fn get_pet(&self, id: i64) -> Result<Option<Listed>, ApiError> {
+        let key = pet_key(id);
+        let stored = self.store.get(&key)?;
+        if stored.is_some() || self.deployment.backend()?.reads() == Reads::OneByOne {
+            return PetRecord::of(&key, stored)?.listed(&key);
+        }
+        let (mut reader, wanted, none) = (
+            Reader::new(self.store, true),
+            self.wanted(Reads::Batched),
+            Parts::default(),
+        );
+        let expected = Layout::expect(&none, wanted).unstored_keys(id);
+        reader.fetch([vec![ID_COUNTER.to_string()], expected].concat())?;
+        let layout = Layout::resolve(Held::read(reader.peek(ID_COUNTER))?, &none);
+        reader.fetch(layout.unstored_keys(id))?;
+        layout.unstored(&mut reader, id)
+    }
+
+    /// Up to `limit` pets of `list` after `cursor`, on the layout the store
+    /// holds. Where reads are batched, the first `get-many` reads `ctr:id`
+    /// and the keys planned for the layout the request expects; only if the
+    /// store holds another is the page planned again.
+    pub fn page(
+        &self,
+        clock: &Clock,
+        list: ListName,
+        cursor: Option<&Cursor>,
+        limit: usize,
+    ) -> Result<Page, ApiError> {
+        let parts = Parts::read(cursor)?;
+        // The edge build's cursor: none of its pets are here.
+        if parts.placed.is_some() {
+            return Ok(Page::default());
+        }
+        let reads = self.deployment.backend()?.reads();
+        let mut reader = Reader::new(self.store, reads == Reads::Batched);
+        // SQLite and Redis hold counters (lanes are refused there).
+        let mut layout = Layout::Counters;
+        if reader.batched() {
+            let wanted = self.wanted(reads);
+            layout = Layout::expect(&parts, wanted);
+            let plan = layout.plan(list, &parts, limit);
+            reader.fetch([&[ID_COUNTER.to_string()], plan.keys()].concat())?;
+            let held = Layout::resolve(Held::read(reader.peek(ID_COUNTER))?, &parts);
+            if held == layout {
+                return layout.page(&mut reader, (clock, plan), (list, &parts), limit);
+            }
+            layout = held;
+        }
+        let plan = layout.plan(list, &parts, limit);
+        reader.fetch(plan.keys().to_vec())?;
+        layout.page(&mut reader, (clock, plan), (list, &parts), limit)
+    }
+
+    /// A create on the layout the operator wants, each call retried under
+    /// the backend's policy; with an `Idempotency-Key`, exactly once per key.
+    pub fn create(
+        &self,
+        platform: &dyn Platform,
+        new: NewPet,
+        key: Option<(&IdempotencyKey, Lease)>,
+    ) -> Result<Created, ApiError> {
+        let backend = self.deployment.backend()?;
+        let mut store = Retrying::new(self.store, platform, backend.retry_policy());
+        if backend.batches() == Batches::Atomic {
+            store = store.escalating(ATOMIC_BATCHES_ESCALATIONS);
+        }
+        let wanted = self.deployment.wanted()?;
+        let Some((key, lease)) = key else {
+            return layout::create(&store, (wanted, backend), new, None);
+        };
+        let keyed = Keyed::new(key, new.clone(), lease);
+        layout::create(&store, (wanted, backend), new, Some(&keyed)).map_err(Keyed::unavailable)
+    }
+
+    /// What `/v1/health` says of the store (one `get` of `ctr:id`).
+    pub fn health(&self, now_ms: u64) -> Result<String, ApiError> {
+        let held = Held::read(self.store.get(ID_COUNTER)?.as_deref())?;
+        let wanted = self.wanted(self.deployment.backend()?.reads());
+        let layout = Layout::resolve(held, &Parts::default());
+        Ok(format!(
+            r#"{{"status":"ok",{}}}"#,
+            layout.health(wanted, now_ms)?
+        ))
+    }
+}

@@ -1,0 +1,310 @@
+//! A lanes create: the lane it tries (in turn when creates come one at a
+//! time, else drawn), the claim of that lane's next round by
+//! compare-and-swap of its head after storing the pet the head held, and
+//! whose a round is when a reply was lost.
+
+use crate::errors::ApiError;
+use crate::model::{NewPet, Pet};
+use crate::retry::Retrying;
+use crate::store::{KvStore, StoreError, SwapReport};
+
+use super::geometry::Geometry;
+use super::head::{Claimed, Head, Heads};
+
+use crate::catalogue::keys::{head_key, pet_key, ID_COUNTER};
+use crate::catalogue::record::PetRecord;
+
+/// How many rounds past the fewest a create may claim a lane: no lane runs
+/// more than `AHEAD + 1` rounds ahead of another, so an id is at most
+/// `width × (AHEAD + 1) − 1` below one acknowledged before it.
+pub const AHEAD: u64 = 3;
+/// Heads tried one after the other without a wait.
+pub const QUICK_TRIES: u32 = 4;
+
+/// The heads of a store of known geometry: one `get-many`.
+pub fn heads<S: KvStore>(store: &Retrying<'_, S>, known: &Heads) -> Result<Heads, ApiError> {
+    let found = store.get_many(&Heads::keys(known.geometry().width()).collect::<Vec<_>>())?;
+    Heads::read(*known.geometry(), |key| {
+        found.iter().find(|(k, _)| k == key).map(|(_, v)| &v[..])
+    })
+}
+
+/// A create: the next round of the lane [`first_choice`] names, of another
+/// after a race lost (at once; from the [`QUICK_TRIES`]th loss after a
+/// wait), only while it is at most [`AHEAD`] rounds past the fewest read.
+pub fn create<S: KvStore>(
+    store: &Retrying<'_, S>,
+    mut lanes: Heads,
+    new: NewPet,
+) -> Result<Pet, ApiError> {
+    let nonce = nonce(store.random());
+    let mut lane = first_choice(&lanes.rounds(), store.random());
+    let (mut backoff, mut tries) = (store.backoff(), 0);
+    loop {
+        tries += 1;
+        let ceiling = lanes.rounds().into_iter().min().unwrap_or(0) + AHEAD;
+        let make = |id| Claimed::of(&new.clone().into_pet(id), nonce);
+        let lost = match claim(store, &lanes, lane, Want::Next { ceiling }, nonce, &make)? {
+            Claim::Won(id) => return Ok(new.into_pet(id)),
+            Claim::Lost(head, stale) => (head, stale),
+        };
+        if tries >= QUICK_TRIES && !backoff.wait() {
+            return Err(ApiError::StoreUnavailable(StoreError(format!(
+                "{tries} lanes tried were each taken by creates at the same moment"
+            ))));
+        }
+        // Where the lane is now; where every lane is, if the choice and
+        // the ceiling were made on what has passed.
+        match lost {
+            (_, true) => lanes = heads(store, &lanes)?,
+            (head, false) => lanes.set(lane, head),
+        }
+        lane = draw(&lanes.rounds(), Some(lane), store.random());
+    }
+}
+
+/// What `ctr:id` holding a word means for a lanes create, at a time: the
+/// store's lanes, and the mark to swap in if it is not of lanes yet.
+pub type Claims<'c> =
+    &'c dyn Fn(Option<&[u8]>, u64) -> Result<(Geometry, Option<Vec<u8>>), ApiError>;
+
+/// Makes the store one of lanes by one compare-and-swap of `ctr:id`,
+/// conditioned on what it held (a counters create that drew an id
+/// meanwhile makes it try again): only where a put-if-absent is atomic.
+pub fn claim_mark<S: KvStore>(
+    store: &Retrying<'_, S>,
+    claims: Claims,
+) -> Result<Geometry, ApiError> {
+    let mut backoff = store.backoff();
+    loop {
+        let (cas, word) = store.cas_begin(ID_COUNTER)?;
+        let (g, mark) = claims(word.as_deref(), store.now_ms())?;
+        let Some(mark) = mark else {
+            return Ok(g);
+        };
+        if let Ok(SwapReport::Swapped) = store.cas_swap(cas, &mark) {
+            return Ok(g);
+        }
+        // Lost, or not known: the key decides (another's move is ours).
+        if let (held, None) = claims(store.get(ID_COUNTER)?.as_deref(), 0)? {
+            return Ok(held);
+        }
+        if !backoff.wait() {
+            let why = "the move to lanes did not land: the counter kept moving";
+            return Err(ApiError::StoreUnavailable(StoreError(why.into())));
+        }
+    }
+}
+
+/// 64 random bits that name one create.
+pub fn nonce(random: [u8; 16]) -> u64 {
+    u64::from_le_bytes(random[..8].try_into().unwrap_or_default())
+}
+
+/// The lane a create tries first: when the lanes were filled one at a time
+/// (the first `j` a round ahead of the rest), the next in turn, `j`, so
+/// that creates one at a time get 1, 2, 3, …; else creates run at the same
+/// moment, and it is drawn, so that they spread instead of racing for one.
+pub fn first_choice(rounds: &[u64], random: [u8; 16]) -> usize {
+    let fewest = rounds.iter().copied().min().unwrap_or(0);
+    let in_turn =
+        rounds.windows(2).all(|w| w[0] >= w[1]) && rounds.first().is_some_and(|f| f - fewest <= 1);
+    match in_turn {
+        true => rounds.iter().position(|r| *r == fewest).unwrap_or(0),
+        false => draw(rounds, None, random),
+    }
+}
+
+/// The fewer-rounds of two lanes drawn among those (but `tried`) at most
+/// [`AHEAD`] rounds past the fewest: creates at the same moment spread over
+/// many lanes, and the two choices still fill those behind first.
+pub fn draw(rounds: &[u64], tried: Option<usize>, random: [u8; 16]) -> usize {
+    let fewest = rounds.iter().copied().min().unwrap_or(0);
+    let pool: Vec<usize> = (0..rounds.len())
+        .filter(|k| Some(*k) != tried && rounds[*k] <= fewest + AHEAD)
+        .collect();
+    let pick = |at: usize| {
+        let bits = u32::from_le_bytes(random[at..at + 4].try_into().unwrap_or_default());
+        pool.get(bits as usize % pool.len().max(1))
+            .copied()
+            .unwrap_or(0)
+    };
+    let (a, b) = (pick(8), pick(12));
+    if rounds[b] < rounds[a] {
+        b
+    } else {
+        a
+    }
+}
+
+/// Which round a claim takes.
+#[derive(Debug, Clone, Copy)]
+pub enum Want {
+    /// The lane's next, unless the lane is past round `ceiling`.
+    Next { ceiling: u64 },
+    /// Exactly this one (a keyed create's intent), which must be the next.
+    Round(u64),
+}
+
+/// How a claim ended: the round, and so this id, is the create's; or lost,
+/// with the lane's head as last read, and whether the lane is past the
+/// ceiling (the rounds the create chose by have passed).
+pub enum Claim {
+    Won(i64),
+    Lost(Head, bool),
+}
+
+/// Claims the round `want` names of `lane` for the create named `nonce`:
+/// stores the pet the head held (before the swap begins, so that the window
+/// in which another swap wins is one round trip), then the head's `current`
+/// and `swap`; a failed or conflicting swap is settled by reading back.
+pub fn claim<S: KvStore>(
+    store: &Retrying<'_, S>,
+    lanes: &Heads,
+    lane: usize,
+    want: Want,
+    nonce: u64,
+    make: &dyn Fn(i64) -> Result<Claimed, ApiError>,
+) -> Result<Claim, ApiError> {
+    let (key, mut backoff, g) = (head_key(lane), store.backoff(), lanes.geometry());
+    let read = lanes.head(lane);
+    let mut stored = None;
+    let worth = match want {
+        Want::Next { ceiling } => read.round() <= ceiling,
+        Want::Round(wanted) => wanted == read.round() + 1,
+    };
+    if let (true, Some(writes)) = (worth, read.stored(lane)) {
+        store.set_many(&writes)?;
+        stored = Some(read.round());
+    }
+    loop {
+        let (cas, current) = store.cas_begin(&key)?;
+        let head = Head::decode(&key, current.as_deref())?;
+        let next = head.round() + 1;
+        match want {
+            Want::Next { ceiling } if head.round() > ceiling => return Ok(Claim::Lost(head, true)),
+            Want::Round(wanted) if wanted < next => {
+                return Ok(match owner_of(store, lane, wanted, g.id(lane, wanted))?.0 {
+                    Some((owner, _)) if owner == nonce => Claim::Won(g.id(lane, wanted)),
+                    _ => Claim::Lost(head, false),
+                })
+            }
+            Want::Round(wanted) if wanted > next => {
+                return Err(ApiError::Internal(format!(
+                    "{key} is behind round {wanted}"
+                )))
+            }
+            _ => {}
+        }
+        if stored != Some(head.round()) {
+            if let Some(writes) = head.stored(lane) {
+                store.set_many(&writes)?;
+            }
+            stored = Some(head.round());
+        }
+        let pet = make(g.id(lane, next))?;
+        match store.cas_swap(cas, &head.next(pet.clone()).encode()) {
+            Ok(SwapReport::Swapped) => return Ok(Claim::Won(pet.id())),
+            Ok(SwapReport::Conflict) => {}
+            Err(e) => store.learn(&e, &mut backoff),
+        }
+        // Lost, or not known (Spin's DynamoDB reports every failed swap, a
+        // lost reply too, as a conflict): what the store holds decides.
+        match owner_of(store, lane, next, pet.id())? {
+            (Some((owner, _)), _) if owner == nonce => return Ok(Claim::Won(pet.id())),
+            (Some(_), head) => return Ok(Claim::Lost(head, false)),
+            (None, _) if backoff.wait() => {}
+            (None, _) => {
+                return Err(ApiError::StoreUnavailable(StoreError(format!(
+                    "the claim of {key} did not land"
+                ))))
+            }
+        }
+    }
+}
+
+/// Whose a round is: the nonce of the create that claimed it, and its JSON.
+pub type Owner = (u64, Vec<u8>);
+
+/// Whose `round` of `lane` (id `id`) is, `None` if no create claimed it
+/// yet, and the lane's head: one `get-many` of the head and the stored pet.
+pub fn owner_of<S: KvStore>(
+    store: &S,
+    lane: usize,
+    round: u64,
+    id: i64,
+) -> Result<(Option<Owner>, Head), ApiError> {
+    let (key, pet) = (head_key(lane), pet_key(id));
+    let found = store.get_many(&[key.clone(), pet.clone()])?;
+    let value = |k: &str| found.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
+    let head = Head::decode(&key, value(&key).as_deref())?;
+    let owner = match head.round() {
+        r if r < round => None,
+        r if r == round => head.last().map(|last| (last.nonce(), last.json().to_vec())),
+        _ => match PetRecord::of(&pet, value(&pet))? {
+            PetRecord::Committed {
+                json,
+                nonce: Some(nonce),
+            } => Some((nonce, json)),
+            _ => {
+                return Err(ApiError::Internal(format!(
+                    "{pet} is below its lane's head and not stored"
+                )))
+            }
+        },
+    };
+    Ok((owner, head))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` random inputs, each different (a xorshift's words).
+    fn draw_bits(n: usize) -> Vec<[u8; 16]> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        (0..n)
+            .map(|_| {
+                let mut out = [0u8; 16];
+                for half in out.chunks_mut(8) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    half.copy_from_slice(&x.to_le_bytes());
+                }
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_at_a_time_creates_fill_the_lanes_in_turn_and_racing_ones_spread() {
+        for width in [16, 32, 64] {
+            let mut rounds = vec![0u64; width];
+            for n in 0..200u64 {
+                let k = first_choice(&rounds, [n as u8; 16]);
+                assert_eq!(k as u64, n % width as u64, "in turn, {width} lanes");
+                rounds[k] += 1;
+            }
+            // Racing creates: lanes 0 and 5 two rounds ahead, 9 past the
+            // ceiling, 3 a round behind the rest.
+            let mut rounds = vec![1u64; width];
+            (rounds[0], rounds[5], rounds[9], rounds[3]) = (3, 3, 5, 0);
+            let mut drawn = vec![0usize; width];
+            for bits in draw_bits(8000) {
+                drawn[first_choice(&rounds, bits)] += 1;
+                let other = draw(&rounds, Some(3), bits);
+                assert!(other != 3 && rounds[other] <= AHEAD, "{other}");
+            }
+            assert_eq!(drawn[9], 0, "past the fewest + AHEAD: never");
+            assert_eq!(
+                drawn.iter().filter(|n| **n > 0).count(),
+                width - 1,
+                "every lane but 9: {drawn:?}"
+            );
+            // Two choices: the lane behind drawn most, those ahead least.
+            let even = drawn[1];
+            assert!(2 * drawn[3] > 3 * even && 4 * drawn[0] < even, "{drawn:?}");
+        }
+    }
+}
