@@ -7,9 +7,8 @@ use crate::platform::Platform;
 use crate::retry::Retrying;
 use crate::store::KvStore;
 
-use super::backend::{Batches, Reads, ATOMIC_BATCHES_ESCALATIONS};
-use super::created::{Clock, Created, Keyed, Lease, Page};
-use super::created::{Deployment, LayoutName};
+use super::backend::ATOMIC_BATCHES_ESCALATIONS;
+use super::created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page};
 use super::cursor::Parts;
 use super::keys::{pet_key, ID_COUNTER};
 use super::layout::{self, Held, Layout};
@@ -31,13 +30,16 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         Catalogue { store, deployment }
     }
 
-    /// The layout the operator wants, where reads are batched: only a
-    /// DynamoDB store may hold lanes, and the variable is not read else.
-    fn wanted(&self, reads: Reads) -> LayoutName {
-        match reads {
-            Reads::Batched => self.deployment.wanted().unwrap_or(LayoutName::Counters),
-            Reads::OneByOne => LayoutName::Counters,
-        }
+    /// A reader of the store, and the layout the operator wants where reads
+    /// are batched (only a DynamoDB store may hold lanes: the variable is
+    /// not read else).
+    fn reader(&self) -> Result<(Reader<'a, S>, LayoutName), ApiError> {
+        let batched = self.deployment.backend()?.batched_reads();
+        let wanted = match batched {
+            true => self.deployment.wanted().unwrap_or(LayoutName::Counters),
+            false => LayoutName::Counters,
+        };
+        Ok((Reader::new(self.store, batched), wanted))
     }
 
     /// The pet with this id, if it exists: one `get` of `pet:{id}`; where it
@@ -46,14 +48,10 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
     pub fn get_pet(&self, id: i64) -> Result<Option<Listed>, ApiError> {
         let key = pet_key(id);
         let stored = self.store.get(&key)?;
-        if stored.is_some() || self.deployment.backend()?.reads() == Reads::OneByOne {
+        if stored.is_some() || !self.deployment.backend()?.batched_reads() {
             return PetRecord::of(&key, stored)?.listed(&key);
         }
-        let (mut reader, wanted, none) = (
-            Reader::new(self.store, true),
-            self.wanted(Reads::Batched),
-            Parts::default(),
-        );
+        let ((mut reader, wanted), none) = (self.reader()?, Parts::default());
         let expected = Layout::expect(&none, wanted).unstored_keys(id);
         reader.fetch([vec![ID_COUNTER.to_string()], expected].concat())?;
         let layout = Layout::resolve(Held::read(reader.peek(ID_COUNTER))?, &none);
@@ -77,12 +75,10 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         if parts.placed.is_some() {
             return Ok(Page::default());
         }
-        let reads = self.deployment.backend()?.reads();
-        let mut reader = Reader::new(self.store, reads == Reads::Batched);
+        let (mut reader, wanted) = self.reader()?;
         // SQLite and Redis hold counters (lanes are refused there).
         let mut layout = Layout::Counters;
         if reader.batched() {
-            let wanted = self.wanted(reads);
             layout = Layout::expect(&parts, wanted);
             let plan = layout.plan(list, &parts, limit);
             reader.fetch([&[ID_COUNTER.to_string()], plan.keys()].concat())?;
@@ -107,25 +103,22 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
     ) -> Result<Created, ApiError> {
         let backend = self.deployment.backend()?;
         let mut store = Retrying::new(self.store, platform, backend.retry_policy());
-        if backend.batches() == Batches::Atomic {
+        if backend.atomic_batches() {
             store = store.escalating(ATOMIC_BATCHES_ESCALATIONS);
         }
-        let wanted = self.deployment.wanted()?;
+        let layout = (self.deployment.wanted()?, backend);
         let Some((key, lease)) = key else {
-            return layout::create(&store, (wanted, backend), new, None);
+            return layout::create(&store, layout, new, None);
         };
         let keyed = Keyed::new(key, new.clone(), lease);
-        layout::create(&store, (wanted, backend), new, Some(&keyed)).map_err(Keyed::unavailable)
+        layout::create(&store, layout, new, Some(&keyed)).map_err(Keyed::unavailable)
     }
 
     /// What `/v1/health` says of the store (one `get` of `ctr:id`).
     pub fn health(&self, now_ms: u64) -> Result<String, ApiError> {
         let held = Held::read(self.store.get(ID_COUNTER)?.as_deref())?;
-        let wanted = self.wanted(self.deployment.backend()?.reads());
         let layout = Layout::resolve(held, &Parts::default());
-        Ok(format!(
-            r#"{{"status":"ok",{}}}"#,
-            layout.health(wanted, now_ms)?
-        ))
+        let body = layout.health(self.reader()?.1, now_ms)?;
+        Ok(format!(r#"{{"status":"ok",{body}}}"#))
     }
 }

@@ -1,39 +1,9 @@
 //! Spin's key-value backends (`key_value_backend`) and what each decides:
 //! how a create commits, how a page reads, how a keyed create claims, how
-//! failed calls are retried. Why: docs/spin-platform.md.
+//! failed calls are retried. Why each differs: docs/spin-platform.md.
 
 use crate::retry::{Escalation, Policy};
 use crate::store::{KvStore, StoreError};
-
-/// What the backend's `set-many` promises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Batches {
-    /// All or nothing: one SQLite transaction, one Redis `MSET`.
-    Atomic,
-    /// Any part, in any order: DynamoDB's `BatchWriteItem`, Cosmos DB's loop.
-    Unordered,
-}
-
-/// How a page reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reads {
-    /// One `get` per key: SQLite (local calls) and Redis (whose `get-many`
-    /// fails every request on Spin 4).
-    OneByOne,
-    /// Keys fetched ahead with `get-many`: DynamoDB, a round trip a call.
-    Batched,
-}
-
-/// How a keyed create reads and claims its key's word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClaimBy {
-    /// `increment` by 0 creates the word at 0; the claim is a
-    /// compare-and-swap on the existing key (SQLite upserts an absent one).
-    Increment,
-    /// The claim's compare-and-swap reads the word (`current`): absent is
-    /// free, and its `swap` is an atomic put-if-absent (DynamoDB).
-    PutIfAbsent,
-}
 
 /// Which backend holds the store, as the runtime config's `type` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,47 +29,38 @@ impl KvBackend {
 
     pub fn parse(text: &str) -> Result<KvBackend, String> {
         let text = text.trim();
-        KvBackend::ALL
-            .into_iter()
-            .find(|b| b.name() == text)
-            .ok_or_else(|| format!("'{text}' is not one of spin, redis, aws_dynamo, azure_cosmos"))
+        let found = KvBackend::ALL.into_iter().find(|b| b.name() == text);
+        found.ok_or_else(|| format!("'{text}' is not one of spin, redis, aws_dynamo, azure_cosmos"))
     }
 
-    fn remote(self) -> bool {
-        matches!(self, KvBackend::AwsDynamo | KvBackend::AzureCosmos)
+    /// Whether `set-many` is all or nothing: one SQLite transaction, one
+    /// Redis `MSET` (DynamoDB's `BatchWriteItem` and Cosmos DB's loop of
+    /// writes land in any part, in any order).
+    pub fn atomic_batches(self) -> bool {
+        matches!(self, KvBackend::Spin | KvBackend::Redis)
     }
 
-    pub fn batches(self) -> Batches {
-        match self.remote() {
-            true => Batches::Unordered,
-            false => Batches::Atomic,
-        }
+    /// Whether a page reads in batches: only where `get-many` works and a
+    /// call is a round trip, DynamoDB (it fails every request on Redis;
+    /// Cosmos DB's is untried).
+    pub fn batched_reads(self) -> bool {
+        self == KvBackend::AwsDynamo
     }
 
-    /// In batches only where `get-many` works and a call is a round trip:
-    /// DynamoDB (Cosmos DB's is untried).
-    pub fn reads(self) -> Reads {
-        match self {
-            KvBackend::AwsDynamo => Reads::Batched,
-            _ => Reads::OneByOne,
-        }
+    /// Whether a compare-and-swap on an absent key is an atomic
+    /// put-if-absent, so that a keyed create claims its key in one round
+    /// trip fewer: DynamoDB (SQLite upserts; Cosmos DB's is untried).
+    pub fn put_if_absent(self) -> bool {
+        self == KvBackend::AwsDynamo
     }
 
-    /// By put-if-absent where a compare-and-swap on an absent key is atomic
-    /// (DynamoDB): one round trip fewer.
-    pub fn claim_by(self) -> ClaimBy {
-        match self {
-            KvBackend::AwsDynamo => ClaimBy::PutIfAbsent,
-            _ => ClaimBy::Increment,
-        }
-    }
-
-    /// At length where writers contend (DynamoDB's increments; Cosmos DB's
-    /// failures are as remote), briefly where a failure is an outage.
+    /// Retried at length where writers contend (DynamoDB's increments;
+    /// Cosmos DB's failures are as remote), briefly where a failure is an
+    /// outage.
     pub fn retry_policy(self) -> Policy {
-        match self.remote() {
-            true => Policy::CONTENDED,
-            false => Policy::BRIEF,
+        match self.atomic_batches() {
+            true => Policy::BRIEF,
+            false => Policy::CONTENDED,
         }
     }
 
@@ -123,17 +84,16 @@ impl KvBackend {
 /// A conditional write lost a race: what Spin's `aws_dynamo` backend
 /// reports from a contended `increment`, and no other backend can.
 pub fn shows_dynamodb(failure: &StoreError) -> bool {
-    [
+    let names = [
         "ConditionalCheckFailed",
         "TransactionCanceled",
         "TransactionConflict",
-    ]
-    .iter()
-    .any(|name| failure.0.contains(name))
+    ];
+    names.iter().any(|name| failure.0.contains(name))
 }
 
 /// A SQLite file another process holds (two `spin up` on one file): a
-/// write that read in its transaction is refused at once and rolled back.
+/// write that read in its transaction is refused at once, and rolled back.
 pub fn shows_sqlite_locked(failure: &StoreError) -> bool {
     failure.0.contains("database is locked")
 }

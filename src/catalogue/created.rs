@@ -95,6 +95,12 @@ pub struct Page {
     pub notes: Vec<String>,
 }
 
+impl Page {
+    pub fn new(pets: Vec<Listed>, next: Option<Cursor>, notes: Vec<String>) -> Page {
+        Page { pets, next, notes }
+    }
+}
+
 /// When a keyed create runs, and how long an unfinished one keeps its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lease {

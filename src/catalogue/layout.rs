@@ -259,8 +259,10 @@ pub fn create<S: KvStore>(
             };
             lanes::keyed(store, keyed, &|| heads(store), &older)
         }
-        (_, None) => counters::create(store, new, backend.batches(), &refuse).map(Created::Pet),
-        (_, Some(keyed)) => counters::keyed(store, keyed, backend.claim_by(), &refuse),
+        (_, None) => {
+            counters::create(store, new, backend.atomic_batches(), &refuse).map(Created::Pet)
+        }
+        (_, Some(keyed)) => counters::keyed(store, keyed, backend.put_if_absent(), &refuse),
     }
 }
 

@@ -19,7 +19,7 @@ mod reader;
 mod record;
 pub mod replicated;
 
-pub use backend::{Batches, ClaimBy, KvBackend, Reads};
+pub use backend::KvBackend;
 pub use created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page, CATALOGUE_LAYOUT};
 pub use keys::{decode_counter, ID_COUNTER, PIECE_LEN};
 pub use listed::{pets_body, Listed};

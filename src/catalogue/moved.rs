@@ -60,9 +60,9 @@ pub fn page<S: KvStore>(
             ListName::Status(_) => End::Counter,
         };
         let part = counters::walk(reader, clock, (list, end), &at, limit, refuse)?;
-        let done = part.ended && (list == ListName::All || settled) && part.carried.is_empty();
+        let done = part.ended && (list == ListName::All || settled) && part.at.carried.is_empty();
         more = !part.ended;
-        going_on = (!done).then(|| part.counted());
+        going_on = (!done).then(|| part.at.clone());
         (page.pets, page.notes) = (part.pets, part.notes);
     }
     if more || page.pets.len() >= limit {

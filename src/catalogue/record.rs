@@ -80,6 +80,12 @@ pub fn first_line(bytes: &[u8]) -> Option<(&str, &[u8])> {
     Some((std::str::from_utf8(&bytes[..end]).ok()?, &bytes[end + 1..]))
 }
 
+/// The words of a record's first line after `header`, and what follows it.
+pub fn words<'b>(bytes: &'b [u8], header: &str) -> Option<(Vec<&'b str>, &'b [u8])> {
+    let (line, rest) = first_line(bytes.strip_prefix(header.as_bytes())?)?;
+    Some((line.split(' ').collect(), rest))
+}
+
 /// The JSON of a pet as stored and sent.
 pub fn encode_pet(pet: &Pet) -> Result<Vec<u8>, ApiError> {
     serde_json::to_vec(pet).map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))

@@ -7,9 +7,7 @@ use crate::model::{ListName, NewPet, Pet, PetStatus};
 use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError};
 
-use crate::catalogue::backend::{
-    shows_dynamodb, shows_sqlite_locked, Batches, UNDECLARED_DYNAMODB,
-};
+use crate::catalogue::backend::{shows_dynamodb, shows_sqlite_locked, UNDECLARED_DYNAMODB};
 use crate::catalogue::keys::{counter_key, decode_counter, pet_key, slot_key, ID_COUNTER};
 use crate::catalogue::record::{encode_pet, Pending, COMMIT_WITHIN_MS};
 
@@ -24,27 +22,24 @@ pub struct Reserved {
 /// another layout, which the catalogue names.
 pub type Refuse<'r> = &'r dyn Fn(&[u8]) -> ApiError;
 
-/// A create: its id and position, then the commit of its slot and pet.
+/// A create: its id and position, then the commit of its slot and pet, in
+/// one batch where the backend's are all or nothing (`atomic`).
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     new: NewPet,
-    declared: Batches,
+    atomic: bool,
     refuse: Refuse,
 ) -> Result<Pet, ApiError> {
     let started_ms = store.now_ms();
     let reserved = reserve(store, new.status, refuse)?;
-    // A store that showed it is DynamoDB commits as its batches allow.
-    let batches = match store.escalated_by(&UNDECLARED_DYNAMODB) {
-        true => Batches::Unordered,
-        false => declared,
-    };
     let pet = new.into_pet(reserved.id);
+    // A store that showed it is DynamoDB commits as its batches allow.
+    let atomic = atomic && !store.escalated_by(&UNDECLARED_DYNAMODB);
     commit(
         store,
         reserved,
-        pet.status,
-        &encode_pet(&pet)?,
-        batches,
+        (pet.status, &encode_pet(&pet)?),
+        atomic,
         started_ms,
     )?;
     Ok(pet)
@@ -68,9 +63,8 @@ pub fn reserve<S: KvStore>(
         if !looked && !shows_dynamodb(&e) && !shows_sqlite_locked(&e) {
             if let Ok(word) = store.inner().get(ID_COUNTER) {
                 looked = true;
-                match word {
-                    Some(word) if decode_counter(&word).is_none() => return Err(refuse(&word)),
-                    _ => {}
+                if let Some(word) = word.filter(|w| decode_counter(w).is_none()) {
+                    return Err(refuse(&word));
                 }
             }
         }
@@ -84,15 +78,14 @@ pub fn reserve<S: KvStore>(
 }
 
 /// Writes `slot:{status}:{position}` and `pet:{id}` (a keyed create's stage
-/// writes its pending record there, no pet to readers), both or, after a
-/// failure, no pet visible without its slot. Past its commit window
+/// writes its pending record there, no pet to readers): both, or after a
+/// failure no pet visible without its slot. Past its commit window
 /// ([`COMMIT_WITHIN_MS`] after `started_ms`) it gives the position up.
 pub fn commit<S: KvStore>(
     store: &Retrying<'_, S>,
     reserved: Reserved,
-    status: PetStatus,
-    record: &[u8],
-    batches: Batches,
+    (status, record): (PetStatus, &[u8]),
+    atomic: bool,
     started_ms: u64,
 ) -> Result<(), ApiError> {
     let slot = (
@@ -101,17 +94,15 @@ pub fn commit<S: KvStore>(
     );
     let pet = (pet_key(reserved.id), record.to_vec());
     if store.now_ms() >= started_ms + COMMIT_WITHIN_MS {
-        let _ = store.set_many(&[
-            (slot.0, b"0".to_vec()),
-            (pet.0, Pending::void(reserved.position).encode()),
-        ]);
+        let void = Pending::void(reserved.position).encode();
+        let _ = store.set_many(&[(slot.0, b"0".to_vec()), (pet.0, void)]);
         let why = "the create ran past its commit window and gave its id up";
         return Err(ApiError::StoreUnavailable(StoreError(why.into())));
     }
-    let written = match batches {
-        Batches::Atomic => store.set_many(&[slot.clone(), pet.clone()]),
+    let written = match atomic {
+        true => store.set_many(&[slot.clone(), pet.clone()]),
         // A slot without its pet is a hole, which readers skip.
-        Batches::Unordered => {
+        false => {
             store.set(&slot.0, &slot.1)?;
             store.set(&pet.0, &pet.1)
         }

@@ -8,7 +8,6 @@ use crate::store::{KvStore, StoreError, SwapReport};
 
 use super::create::{commit, reserve, Refuse};
 
-use crate::catalogue::backend::{Batches, ClaimBy};
 use crate::catalogue::created::{Created, Followed, Keyed};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, pet_key, ID_COUNTER};
 use crate::catalogue::record::{encode_pet, unreadable, Pending, PetRecord};
@@ -18,25 +17,31 @@ pub fn word(bytes: &[u8]) -> Option<i64> {
     decode_counter(bytes).filter(|id| *id >= 0)
 }
 
+/// A compare-and-swap begun on the word, and what it saw.
+type Begun<C> = Option<(C, Option<Vec<u8>>)>;
+
 /// Creates the request's pet once per key. A new key: the read of its word
-/// (`increment` by 0, or a compare-and-swap's `new` and `current`), the two
-/// `increment`s, one `set-many` (slot and pending record), the claim (read
-/// back unless the swap reported success), one `set` (the pet). A replay:
-/// the read of the word and one `get`.
+/// (`increment` by 0, or, where a put-if-absent is atomic, a
+/// compare-and-swap's `new` and `current`), the two `increment`s, one
+/// `set-many` (slot and pending record), the claim (read back unless the
+/// swap reported success), one `set` (the pet). A replay: the read of the
+/// word, one `get`.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
-    claim_by: ClaimBy,
+    put_if_absent: bool,
     refuse: Refuse,
 ) -> Result<Created, ApiError> {
-    let (word, mut begun) = match claim_by {
-        ClaimBy::Increment => (store.increment(&keyed.record_key, 0)?, None),
-        ClaimBy::PutIfAbsent => {
+    let key = Key {
+        store,
+        keyed,
+        refuse,
+    };
+    let (word, mut begun) = match put_if_absent {
+        false => (store.increment(&keyed.record_key, 0)?, None),
+        true => {
             let (cas, current) = store.cas_begin(&keyed.record_key)?;
-            (
-                bound(store, keyed, current.as_deref(), refuse)?,
-                Some((cas, current)),
-            )
+            (key.bound(current.as_deref())?, Some((cas, current)))
         }
     };
     // Lead, claiming the word from what it holds (0, or a create given
@@ -44,7 +49,7 @@ pub fn create<S: KvStore>(
     let mut from = (word == 0).then_some(0);
     loop {
         let followed = match from {
-            Some(from) => lead(store, keyed, from, begun.take(), refuse)?,
+            Some(from) => key.lead(from, begun.take())?,
             None => follow(store, keyed, word)?,
         };
         match followed {
@@ -54,111 +59,98 @@ pub fn create<S: KvStore>(
     }
 }
 
-/// The key is free (its word `from`: 0, or an abandoned create's id):
-/// reserve, stage, claim the word from `from`, commit.
-fn lead<S: KvStore>(
-    store: &Retrying<'_, S>,
-    keyed: &Keyed,
-    from: i64,
-    begun: Option<(S::Cas, Option<Vec<u8>>)>,
-    refuse: Refuse,
-) -> Result<Followed, ApiError> {
-    let started_ms = store.now_ms();
-    let reserved = reserve(store, keyed.new.status, refuse)?;
-    let pet = keyed.pet(reserved.id);
-    let pending = Pending {
-        position: reserved.position,
-        started_ms: keyed.lease.now_ms,
-        record: encode_pet(&pet)?,
-    };
-    // Staged in one set-many on every backend: a pending record is no pet,
-    // and the claim comes only once both are stored.
-    commit(
-        store,
-        reserved,
-        pet.status,
-        &pending.encode(),
-        Batches::Atomic,
-        started_ms,
-    )?;
-    match claim(store, keyed, from, reserved.id, begun, refuse)? {
-        owner if owner != reserved.id => follow(store, keyed, owner),
-        _ if !pending.finishable(store.now_ms(), keyed.lease.lease_ms) => {
-            Err(ApiError::StoreUnavailable(StoreError(
-                "the keyed create ran past its commit window".into(),
-            )))
-        }
-        _ => {
-            commit_pet(store, reserved.id, &pending.record)?;
-            Ok(Followed::Done(Created::Pet(pet)))
-        }
-    }
+struct Key<'k, 's, S: KvStore> {
+    store: &'k Retrying<'s, S>,
+    keyed: &'k Keyed,
+    refuse: Refuse<'k>,
 }
 
-/// Compare-and-swap of the word from `from` to `ours`; the word afterwards,
-/// read back unless the swap reported success (Spin's Redis reports a
-/// conflict after writing). A swap that did not land while the word still
-/// holds `from` is tried again under the retry policy.
-fn claim<S: KvStore>(
-    store: &Retrying<'_, S>,
-    keyed: &Keyed,
-    from: i64,
-    ours: i64,
-    mut begun: Option<(S::Cas, Option<Vec<u8>>)>,
-    refuse: Refuse,
-) -> Result<i64, ApiError> {
-    let mut failure = StoreError("the claim's swap did not land".into());
-    let mut backoff = store.backoff();
-    loop {
-        let (cas, current) = match begun.take() {
-            Some(begun) => begun,
-            None => store.cas_begin(&keyed.record_key)?,
+impl<S: KvStore> Key<'_, '_, S> {
+    /// The key is free (its word `from`: 0, or an abandoned create's id):
+    /// reserve, stage, claim the word from `from`, commit.
+    fn lead(&self, from: i64, begun: Begun<S::Cas>) -> Result<Followed, ApiError> {
+        let (store, keyed) = (self.store, self.keyed);
+        let started_ms = store.now_ms();
+        let reserved = reserve(store, keyed.new.status, self.refuse)?;
+        let pet = keyed.pet(reserved.id);
+        let record = encode_pet(&pet)?;
+        let pending = Pending {
+            position: reserved.position,
+            started_ms: keyed.lease.now_ms,
+            record,
         };
-        let word = bound(store, keyed, current.as_deref(), refuse)?;
-        if word != from {
-            return Ok(word);
-        }
-        // In the counters' encoding (8 bytes on SQLite); text where absent.
-        let bytes = match &current {
-            Some(seen) => encode_counter_like(seen, ours),
-            None => ours.to_string().into_bytes(),
-        };
-        match store.cas_swap(cas, &bytes) {
-            Ok(SwapReport::Swapped) => return Ok(ours),
-            Ok(SwapReport::Conflict) => {}
-            Err(e) => {
-                store.learn(&e, &mut backoff);
-                failure = e;
+        // Staged in one set-many on every backend: a pending record is no
+        // pet, and the claim comes only once both are stored.
+        commit(
+            store,
+            reserved,
+            (pet.status, &pending.encode()),
+            true,
+            started_ms,
+        )?;
+        match self.claim(from, reserved.id, begun)? {
+            owner if owner != reserved.id => follow(store, keyed, owner),
+            _ if !pending.finishable(store.now_ms(), keyed.lease.lease_ms) => {
+                let why = "the keyed create ran past its commit window";
+                Err(ApiError::StoreUnavailable(StoreError(why.into())))
+            }
+            _ => {
+                commit_pet(store, reserved.id, &pending.record)?;
+                Ok(Followed::Done(Created::Pet(pet)))
             }
         }
-        match bound(
-            store,
-            keyed,
-            store.get(&keyed.record_key)?.as_deref(),
-            refuse,
-        )? {
-            word if word == from && backoff.wait() => {}
-            word if word == from => return Err(ApiError::StoreUnavailable(failure)),
-            word => return Ok(word),
+    }
+
+    /// Compare-and-swap of the word from `from` to `ours`; the word after,
+    /// read back unless the swap reported success (Spin's Redis reports a
+    /// conflict after writing). A swap that did not land while the word
+    /// still holds `from` is tried again under the retry policy.
+    fn claim(&self, from: i64, ours: i64, mut begun: Begun<S::Cas>) -> Result<i64, ApiError> {
+        let (store, record) = (self.store, &self.keyed.record_key);
+        let (mut failure, mut backoff) = (
+            StoreError("the claim's swap did not land".into()),
+            store.backoff(),
+        );
+        loop {
+            let (cas, current) = match begun.take() {
+                Some(begun) => begun,
+                None => store.cas_begin(record)?,
+            };
+            let word = self.bound(current.as_deref())?;
+            if word != from {
+                return Ok(word);
+            }
+            // In the counters' encoding (8 bytes on SQLite); text if absent.
+            let bytes = current.map_or(ours.to_string().into_bytes(), |seen| {
+                encode_counter_like(&seen, ours)
+            });
+            match store.cas_swap(cas, &bytes) {
+                Ok(SwapReport::Swapped) => return Ok(ours),
+                Ok(SwapReport::Conflict) => {}
+                Err(e) => {
+                    store.learn(&e, &mut backoff);
+                    failure = e;
+                }
+            }
+            match self.bound(store.get(record)?.as_deref())? {
+                word if word == from && backoff.wait() => {}
+                word if word == from => return Err(ApiError::StoreUnavailable(failure)),
+                word => return Ok(word),
+            }
         }
     }
-}
 
-/// The id a word binds its key to (0 if free, or absent). Anything else
-/// was written by another layout if `ctr:id` holds one: its refusal.
-fn bound<S: KvStore>(
-    store: &Retrying<'_, S>,
-    keyed: &Keyed,
-    held: Option<&[u8]>,
-    refuse: Refuse,
-) -> Result<i64, ApiError> {
-    let Some(bytes) = held else {
-        return Ok(0);
-    };
-    word(bytes).ok_or_else(|| match store.get(ID_COUNTER) {
-        Ok(Some(mark)) if decode_counter(&mark).is_none() => refuse(&mark),
-        _ => unreadable(&keyed.record_key),
-    })
+    /// The id a word binds its key to (0 if free, or absent). Anything else
+    /// another layout wrote, if `ctr:id` holds one: its refusal.
+    fn bound(&self, held: Option<&[u8]>) -> Result<i64, ApiError> {
+        let Some(bytes) = held else {
+            return Ok(0);
+        };
+        word(bytes).ok_or_else(|| match self.store.get(ID_COUNTER) {
+            Ok(Some(mark)) if decode_counter(&mark).is_none() => (self.refuse)(&mark),
+            _ => unreadable(&self.keyed.record_key),
+        })
+    }
 }
 
 /// The key is bound to pet `id`: replay it, refuse another request, finish
@@ -169,8 +161,7 @@ pub fn follow<S: KvStore>(
     keyed: &Keyed,
     id: i64,
 ) -> Result<Followed, ApiError> {
-    let expected = encode_pet(&keyed.pet(id))?;
-    let key = pet_key(id);
+    let (expected, key) = (encode_pet(&keyed.pet(id))?, pet_key(id));
     match PetRecord::of(&key, store.get(&key)?)? {
         PetRecord::Committed { json, .. } if json == expected => {
             Ok(Followed::Done(Created::Replayed { id, body: json }))

@@ -10,7 +10,7 @@ use super::create::{claim, draw, first_choice, nonce, owner_of, Claim, Want, QUI
 use super::head::{Claimed, Heads};
 
 use crate::catalogue::created::{Created, Followed, Keyed};
-use crate::catalogue::record::{first_line, unreadable};
+use crate::catalogue::record::{unreadable, words};
 
 /// `petstore-intent 1 <lane> <round> <id> <started ms> <nonce>`, a
 /// newline, the pet's JSON.
@@ -25,24 +25,6 @@ struct Intent {
 }
 
 impl Intent {
-    /// `keyed`'s pet as the next round of `lane` in `lanes`.
-    fn new(
-        keyed: &Keyed,
-        lanes: &Heads,
-        lane: usize,
-        started_ms: u64,
-        nonce: u64,
-    ) -> Result<Intent, ApiError> {
-        let round = lanes.head(lane).round() + 1;
-        let pet = Claimed::of(&keyed.pet(lanes.geometry().id(lane, round)), nonce)?;
-        Ok(Intent {
-            lane,
-            round,
-            started_ms,
-            pet,
-        })
-    }
-
     fn encode(&self) -> Vec<u8> {
         let (lane, round, id, nonce) = (self.lane, self.round, self.pet.id(), self.pet.nonce());
         let meta = format!(
@@ -51,45 +33,18 @@ impl Intent {
         );
         [meta.as_bytes(), self.pet.json()].concat()
     }
-
-    /// The intent, if `bytes` is one; `keyed`'s pet decides whether the
-    /// JSON is that request's (else, 422).
-    fn decode(keyed: &Keyed, bytes: &[u8]) -> Option<Result<Intent, ApiError>> {
-        let rest = bytes.strip_prefix(HEADER.as_bytes())?;
-        let read = || {
-            let (meta, json) = first_line(rest)?;
-            let mut words = meta.split(' ');
-            let (lane, round, id, started_ms) = (
-                words.next()?.parse().ok()?,
-                words.next()?.parse().ok()?,
-                words.next()?.parse().ok()?,
-                words.next()?.parse().ok()?,
-            );
-            let nonce = u64::from_str_radix(words.next()?, 16).ok()?;
-            words
-                .next()
-                .is_none()
-                .then_some((lane, round, id, started_ms, nonce, json))
-        };
-        let Some((lane, round, id, started_ms, nonce, json)) = read() else {
-            return Some(Err(unreadable(&keyed.record_key)));
-        };
-        Some(match Claimed::of(&keyed.pet(id), nonce) {
-            Ok(pet) if pet.json() == json => Ok(Intent {
-                lane,
-                round,
-                started_ms,
-                pet,
-            }),
-            Ok(_) => Err(ApiError::IdempotencyKeyReused),
-            Err(e) => Err(e),
-        })
-    }
 }
 
 /// What a record this layout did not write leads to: a moved store's
 /// counters part follows its word (`None`: no part of the store wrote it).
 pub type Older<'o> = &'o dyn Fn(&[u8]) -> Option<Result<Followed, ApiError>>;
+
+/// A keyed create on a lanes store: the request, and how to read the heads.
+struct Key<'k, 's, S: KvStore> {
+    store: &'k Retrying<'s, S>,
+    keyed: &'k Keyed,
+    lanes: &'k dyn Fn() -> Result<Heads, ApiError>,
+}
 
 /// Creates the request's pet once per key. A new key: the record's
 /// `current` (absent), the heads' read, its `swap` (the intent), then the
@@ -101,14 +56,16 @@ pub fn create<S: KvStore>(
     lanes: &dyn Fn() -> Result<Heads, ApiError>,
     older: Older,
 ) -> Result<Created, ApiError> {
+    let key = Key {
+        store,
+        keyed,
+        lanes,
+    };
     let mut backoff = store.backoff();
     loop {
         let (cas, current) = store.cas_begin(&keyed.record_key)?;
-        match current
-            .as_deref()
-            .map(|held| (Intent::decode(keyed, held), held))
-        {
-            Some((Some(intent), _)) => return follow(store, keyed, intent?, lanes),
+        match current.as_deref().map(|held| (key.decode(held), held)) {
+            Some((Some(intent), _)) => return key.follow(intent?),
             Some((None, held)) => {
                 match older(held).ok_or_else(|| unreadable(&keyed.record_key))?? {
                     Followed::Done(created) => return Ok(created),
@@ -119,25 +76,16 @@ pub fn create<S: KvStore>(
         }
         let read = lanes()?;
         let lane = first_choice(&read.rounds(), store.random());
-        let intent = Intent::new(
-            keyed,
-            &read,
-            lane,
-            keyed.lease.now_ms,
-            nonce(store.random()),
-        )?;
+        let intent = key.intent(&read, lane, keyed.lease.now_ms, nonce(store.random()))?;
         match store.cas_swap(cas, &intent.encode()) {
-            Ok(SwapReport::Swapped) => return finish(store, keyed, read, lanes, intent),
+            Ok(SwapReport::Swapped) => return key.finish(read, intent),
             Ok(SwapReport::Conflict) => {}
             Err(e) => store.learn(&e, &mut backoff),
         }
         // Whatever the swap reported, what the record holds decides.
-        match store
-            .get(&keyed.record_key)?
-            .and_then(|held| Intent::decode(keyed, &held))
-        {
-            Some(Ok(held)) if held == intent => return finish(store, keyed, read, lanes, intent),
-            Some(held) => return follow(store, keyed, held?, lanes),
+        match key.read()? {
+            Some(Ok(held)) if held == intent => return key.finish(read, intent),
+            Some(held) => return key.follow(held?),
             None if backoff.wait() => {}
             None => {
                 return Err(ApiError::StoreUnavailable(StoreError(
@@ -148,74 +96,113 @@ pub fn create<S: KvStore>(
     }
 }
 
-/// Claims the intent's round; when another create took it first, moves the
-/// intent to the next round of the lane [`draw`] names in the heads read
-/// again (a compare-and-swap of the record from this intent only), so that
-/// lanes stay as even as plain creates keep them, and claims that one.
-fn finish<S: KvStore>(
-    store: &Retrying<'_, S>,
-    keyed: &Keyed,
-    mut read: Heads,
-    lanes: &dyn Fn() -> Result<Heads, ApiError>,
-    mut intent: Intent,
-) -> Result<Created, ApiError> {
-    let (mut backoff, mut tries) = (store.backoff(), 0);
-    loop {
-        tries += 1;
-        let (pet, want) = (intent.pet.clone(), Want::Round(intent.round));
-        if let Claim::Won(id) = claim(store, &read, intent.lane, want, pet.nonce(), &|_| {
-            Ok(pet.clone())
-        })? {
-            return Ok(Created::Pet(keyed.pet(id)));
-        }
-        if tries >= QUICK_TRIES && !backoff.wait() {
-            let why = "every round tried was taken by creates at the same moment";
-            return Err(ApiError::StoreUnavailable(StoreError(why.into())));
-        }
-        read = lanes()?;
-        let lane = draw(&read.rounds(), Some(intent.lane), store.random());
-        let moved = Intent::new(keyed, &read, lane, intent.started_ms, intent.pet.nonce())?;
-        let (cas, current) = store.cas_begin(&keyed.record_key)?;
-        let swapped = match current.and_then(|held| Intent::decode(keyed, &held)) {
-            Some(Ok(held)) if held == intent => store.cas_swap(cas, &moved.encode()),
-            Some(held) => return follow(store, keyed, held?, lanes),
-            None => return Err(lost(keyed)),
+impl<S: KvStore> Key<'_, '_, S> {
+    /// The request's pet as the next round of `lane` in `lanes`.
+    fn intent(
+        &self,
+        lanes: &Heads,
+        lane: usize,
+        started_ms: u64,
+        nonce: u64,
+    ) -> Result<Intent, ApiError> {
+        let round = lanes.head(lane).round() + 1;
+        let pet = Claimed::of(&self.keyed.pet(lanes.geometry().id(lane, round)), nonce)?;
+        Ok(Intent {
+            lane,
+            round,
+            started_ms,
+            pet,
+        })
+    }
+
+    /// The intent `bytes` hold, if an intent: this request's, or a 422.
+    fn decode(&self, bytes: &[u8]) -> Option<Result<Intent, ApiError>> {
+        let (words, json) = words(bytes, HEADER)?;
+        let read = || match words[..] {
+            [lane, round, id, started, nonce] => Some((
+                (lane.parse().ok()?, round.parse().ok()?, id.parse().ok()?),
+                (started.parse().ok()?, u64::from_str_radix(nonce, 16).ok()?),
+            )),
+            _ => None,
         };
-        if let Ok(SwapReport::Swapped) = swapped {
-            intent = moved;
-            continue;
-        }
-        match store
-            .get(&keyed.record_key)?
-            .and_then(|held| Intent::decode(keyed, &held))
-        {
-            Some(Ok(held)) if held == moved => intent = moved,
-            Some(Ok(held)) if held == intent => {}
-            Some(held) => return follow(store, keyed, held?, lanes),
-            None => return Err(lost(keyed)),
-        }
+        let Some(((lane, round, id), (started_ms, nonce))) = read() else {
+            return Some(Err(unreadable(&self.keyed.record_key)));
+        };
+        Some(
+            Claimed::of(&self.keyed.pet(id), nonce).and_then(|pet| match pet.json() == json {
+                true => Ok(Intent {
+                    lane,
+                    round,
+                    started_ms,
+                    pet,
+                }),
+                false => Err(ApiError::IdempotencyKeyReused),
+            }),
+        )
     }
-}
 
-/// The key holds this request's intent: its round claimed by it → a
-/// replay; not yet, within the lease → 409; after it → finish it as its
-/// owner would.
-fn follow<S: KvStore>(
-    store: &Retrying<'_, S>,
-    keyed: &Keyed,
-    intent: Intent,
-    lanes: &dyn Fn() -> Result<Heads, ApiError>,
-) -> Result<Created, ApiError> {
-    let id = intent.pet.id();
-    if let (Some((owner, body)), _) = owner_of(store, intent.lane, intent.round, id)? {
-        if owner == intent.pet.nonce() {
-            return Ok(Created::Replayed { id, body });
-        }
+    /// The intent the key's record holds, read again.
+    fn read(&self) -> Result<Option<Result<Intent, ApiError>>, ApiError> {
+        Ok(self
+            .store
+            .get(&self.keyed.record_key)?
+            .and_then(|held| self.decode(&held)))
     }
-    keyed.within_lease(intent.started_ms)?;
-    finish(store, keyed, lanes()?, lanes, intent)
-}
 
-fn lost(keyed: &Keyed) -> ApiError {
-    ApiError::Internal(format!("{} lost its intent", keyed.record_key))
+    /// Claims the intent's round; when another create took it first, moves
+    /// the intent to the next round of the lane [`draw`] names in the heads
+    /// read again (a compare-and-swap of the record from this intent only),
+    /// so that lanes stay as even as plain creates keep them, and claims it.
+    fn finish(&self, mut read: Heads, mut intent: Intent) -> Result<Created, ApiError> {
+        let (store, mut backoff) = (self.store, self.store.backoff());
+        for tries in 1.. {
+            let (pet, want) = (intent.pet.clone(), Want::Round(intent.round));
+            let make = |_| Ok(pet.clone());
+            if let Claim::Won(id) = claim(store, &read, intent.lane, want, pet.nonce(), &make)? {
+                return Ok(Created::Pet(self.keyed.pet(id)));
+            }
+            if tries >= QUICK_TRIES && !backoff.wait() {
+                let why = "every round tried was taken by creates at the same moment";
+                return Err(ApiError::StoreUnavailable(StoreError(why.into())));
+            }
+            read = (self.lanes)()?;
+            let lane = draw(&read.rounds(), Some(intent.lane), store.random());
+            let moved = self.intent(&read, lane, intent.started_ms, intent.pet.nonce())?;
+            let (cas, current) = store.cas_begin(&self.keyed.record_key)?;
+            let swapped = match current.and_then(|held| self.decode(&held)) {
+                Some(Ok(held)) if held == intent => store.cas_swap(cas, &moved.encode()),
+                Some(held) => return self.follow(held?),
+                None => return Err(self.lost()),
+            };
+            if let Ok(SwapReport::Swapped) = swapped {
+                intent = moved;
+                continue;
+            }
+            match self.read()? {
+                Some(Ok(held)) if held == moved => intent = moved,
+                Some(Ok(held)) if held == intent => {}
+                Some(held) => return self.follow(held?),
+                None => return Err(self.lost()),
+            }
+        }
+        Err(self.lost())
+    }
+
+    /// The key holds this request's intent: its round claimed by it → a
+    /// replay; not yet, within the lease → 409; after it → finish it as its
+    /// owner would.
+    fn follow(&self, intent: Intent) -> Result<Created, ApiError> {
+        let id = intent.pet.id();
+        if let (Some((owner, body)), _) = owner_of(self.store, intent.lane, intent.round, id)? {
+            if owner == intent.pet.nonce() {
+                return Ok(Created::Replayed { id, body });
+            }
+        }
+        self.keyed.within_lease(intent.started_ms)?;
+        self.finish((self.lanes)()?, intent)
+    }
+
+    fn lost(&self) -> ApiError {
+        ApiError::Internal(format!("{} lost its intent", self.keyed.record_key))
+    }
 }

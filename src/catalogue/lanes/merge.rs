@@ -27,7 +27,10 @@ pub struct Part {
     pub notes: Vec<String>,
 }
 
-/// Up to `limit` pets of `list` after `from` (per lane, what was listed).
+/// Up to `limit` pets of `list` after `from` (per lane, what was listed):
+/// entries chosen while every lane's next id is known, what the page lacks
+/// read in batches, until the page is full or the lanes end (each batch
+/// learns an entry at least).
 pub fn page<S: KvStore>(
     reader: &mut Reader<'_, S>,
     lanes: &Heads,
@@ -35,18 +38,54 @@ pub fn page<S: KvStore>(
     from: Vec<u64>,
     limit: usize,
 ) -> Result<Part, ApiError> {
-    let mut merge = Merge::new(reader, lanes, list, from, limit)?;
-    // Until the page is full or the lanes end: each batch learns an entry
-    // at least, so the page ends.
+    let end: Vec<u64> = lanes
+        .all()
+        .iter()
+        .map(|h| list.status().map_or(h.round(), |s| h.count(s)))
+        .collect();
+    let next = from.iter().map(|n| n + 1).collect();
+    let (known, chosen, pieces) = (BTreeMap::new(), Vec::new(), Pieces::default());
+    let mut merge = Merge {
+        reader,
+        lanes,
+        list,
+        limit,
+        next,
+        end,
+        known,
+        chosen,
+        pieces,
+    };
+    for (lane, head) in lanes.all().iter().enumerate() {
+        // The head's pet: its lane's last entry (of its status's).
+        if let Some(last) = head
+            .last()
+            .filter(|last| list.status().is_none_or(|s| s == last.status()))
+        {
+            let pet = Listed::from_json(last.json().to_vec());
+            let pet =
+                pet.ok_or_else(|| ApiError::Internal(format!("lane {lane}'s head holds no pet")))?;
+            merge.known.insert((lane, merge.end[lane]), pet);
+        }
+        // The pieces the first `get-many` fetched.
+        let mut index = merge.next[lane];
+        while index <= merge.end[lane] {
+            let key = merge.piece(lane, index);
+            if !merge.pieces.has(&key) && !merge.take_piece(lane, &key) {
+                break;
+            }
+            index = lanes.geometry().after_piece(list, lane, index);
+        }
+    }
     loop {
-        merge.choose();
-        let wanted = merge.wanted();
-        if wanted.is_empty() {
+        let blocked = merge.choose();
+        let (keys, asked) = merge.wanted(blocked);
+        if keys.is_empty() {
             return Ok(merge.finish());
         }
         let learned = merge.known.len();
-        merge.reader.fetch(wanted)?;
-        merge.take_fetched()?;
+        merge.reader.fetch(keys)?;
+        merge.take_fetched(asked)?;
         if merge.known.len() == learned {
             let list = list.as_str();
             return Err(ApiError::Internal(format!(
@@ -61,79 +100,17 @@ struct Merge<'m, 's, S: KvStore> {
     lanes: &'m Heads,
     list: ListName,
     limit: usize,
-    /// Per lane: what was listed, the next entry to consider, the last.
-    from: Vec<u64>,
+    /// Per lane: the next entry to consider, and the last.
     next: Vec<u64>,
     end: Vec<u64>,
     /// Entries whose pet is known, by lane and index.
     known: BTreeMap<(usize, u64), Listed>,
     /// Entries chosen for the page, in id order: lane, index.
     chosen: Vec<(usize, u64)>,
-    /// Entries whose pets the last batch asked for.
-    asked: Vec<(usize, u64)>,
-    /// A lane's next id is unknown: nothing further can be chosen.
-    blocked: bool,
     pieces: Pieces,
 }
 
-impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
-    fn new(
-        reader: &'m mut Reader<'s, S>,
-        lanes: &'m Heads,
-        list: ListName,
-        from: Vec<u64>,
-        limit: usize,
-    ) -> Result<Self, ApiError> {
-        let end: Vec<u64> = lanes
-            .all()
-            .iter()
-            .map(|h| list.status().map_or(h.round(), |s| h.count(s)))
-            .collect();
-        let next = from.iter().map(|n| n + 1).collect();
-        let (known, chosen, asked, pieces) =
-            (BTreeMap::new(), Vec::new(), Vec::new(), Pieces::default());
-        let mut merge = Merge {
-            reader,
-            lanes,
-            list,
-            limit,
-            from,
-            next,
-            end,
-            known,
-            chosen,
-            asked,
-            blocked: false,
-            pieces,
-        };
-        for (lane, head) in lanes.all().iter().enumerate() {
-            // The head's pet: its lane's last entry (of its status's).
-            if let Some(last) = head
-                .last()
-                .filter(|last| list.status().is_none_or(|s| s == last.status()))
-            {
-                let pet = Listed::from_json(last.json().to_vec()).ok_or_else(|| {
-                    ApiError::Internal(format!("lane {lane}'s head holds no pet"))
-                })?;
-                merge.known.insert((lane, merge.end[lane]), pet);
-            }
-        }
-        // The pieces the first `get-many` fetched, lane by lane.
-        for lane in 0..merge.end.len() {
-            let mut index = merge.next[lane];
-            while index <= merge.end[lane] {
-                let key = merge.piece(lane, index);
-                match (merge.pieces.has(&key), merge.reader.holds(&key)) {
-                    (false, true) => merge.take_piece(&key),
-                    (false, false) => break,
-                    (true, _) => {}
-                }
-                index = lanes.geometry().after_piece(list, lane, index);
-            }
-        }
-        Ok(merge)
-    }
-
+impl<S: KvStore> Merge<'_, '_, S> {
     /// The id of entry `index` of `lane`, if known without a read.
     fn id_of(&self, lane: usize, index: u64) -> Option<i64> {
         match self.list {
@@ -143,27 +120,25 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
     }
 
     /// Chooses the next entries in id order while every lane's next id is
-    /// known, up to the page's limit or the lanes' ends.
-    fn choose(&mut self) {
-        self.blocked = false;
+    /// known, up to the page's limit or the lanes' ends; whether a lane's
+    /// next id, unknown, blocked the choice.
+    fn choose(&mut self) -> bool {
         while self.chosen.len() < self.limit {
             let mut best: Option<(i64, usize)> = None;
             for lane in (0..self.end.len()).filter(|l| self.next[*l] <= self.end[*l]) {
                 match self.id_of(lane, self.next[lane]) {
                     Some(id) if best.is_none_or(|(b, _)| id < b) => best = Some((id, lane)),
                     Some(_) => {}
-                    None => {
-                        self.blocked = true;
-                        return;
-                    }
+                    None => return true,
                 }
             }
             let Some((_, lane)) = best else {
-                return;
+                return false;
             };
             self.chosen.push((lane, self.next[lane]));
             self.next[lane] += 1;
         }
+        false
     }
 
     /// Whether `lane` has entries left whose next one is not known.
@@ -171,19 +146,19 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         self.next[lane] <= self.end[lane] && !self.known.contains_key(&(lane, self.next[lane]))
     }
 
-    /// The keys that let the page go on: the pets of chosen entries not
-    /// known yet and, if a lane blocks the choice, its next entries; each
-    /// with its piece, if not read yet.
-    fn wanted(&mut self) -> Vec<String> {
+    /// The keys that let the page go on, and their entries: the pets of
+    /// chosen entries not known yet and, if a lane blocks the choice, its
+    /// next entries; each with its piece, if not read yet.
+    fn wanted(&self, blocked: bool) -> (Vec<String>, Vec<(usize, u64)>) {
         let mut asked = self.chosen.clone();
-        if self.blocked {
+        if blocked {
             // The lanes whose next entry is unknown share what the page
             // still lacks: a status held by one lane gets one batch.
-            let blocking = (0..self.end.len())
+            let blocking: Vec<usize> = (0..self.end.len())
                 .filter(|lane| self.blocks(*lane))
-                .count();
-            let per_lane = ((self.limit - self.chosen.len()) / blocking.max(1) + 2) as u64;
-            for lane in (0..self.end.len()).filter(|lane| self.blocks(*lane)) {
+                .collect();
+            let per_lane = ((self.limit - self.chosen.len()) / blocking.len().max(1) + 2) as u64;
+            for lane in blocking {
                 let last = self.end[lane].min(self.next[lane] + per_lane - 1);
                 asked.extend((self.next[lane]..=last).map(|index| (lane, index)));
             }
@@ -204,8 +179,7 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
             }
         }
         keys.truncate(BATCH_KEYS);
-        self.asked = asked;
-        keys
+        (keys, asked)
     }
 
     /// Where entry `index` of `lane` was stored: `pet:{id}`, a status entry.
@@ -220,33 +194,37 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
         self.lanes.geometry().piece(self.list, lane, index)
     }
 
-    fn take_piece(&mut self, key: &str) {
-        let read = Piece::read(self.reader.peek(key));
-        let (g, list) = (*self.lanes.geometry(), self.list);
+    /// Takes the piece at `key` of `lane`, if it was fetched.
+    fn take_piece(&mut self, lane: usize, key: &str) -> bool {
+        if !self.reader.holds(key) {
+            return false;
+        }
+        let (g, read) = (*self.lanes.geometry(), Piece::read(self.reader.peek(key)));
         for (position, pet) in self.pieces.absorb(key, read).to_vec() {
-            let place = match list {
+            let place = match self.list {
                 ListName::All if position >= g.base() => g.place(position),
                 ListName::All => continue,
-                ListName::Status(_) => (lane_of(key), position as u64),
+                ListName::Status(_) => (lane, position as u64),
             };
             if place.1 >= 1 && place.1 <= self.end[place.0] {
                 self.known.entry(place).or_insert(pet);
             }
         }
+        true
     }
 
-    /// What the last batch fetched: pieces, then stored pets.
-    fn take_fetched(&mut self) -> Result<(), ApiError> {
-        for (lane, index) in std::mem::take(&mut self.asked) {
+    /// What the last batch fetched for `asked`: pieces, then stored pets
+    /// (below their lane's head, so they must be there).
+    fn take_fetched(&mut self, asked: Vec<(usize, u64)>) -> Result<(), ApiError> {
+        for (lane, index) in asked {
             let piece = self.piece(lane, index);
-            if !self.pieces.has(&piece) && self.reader.holds(&piece) {
-                self.take_piece(&piece);
+            if !self.pieces.has(&piece) {
+                self.take_piece(lane, &piece);
             }
             let truth = self.truth_key(lane, index);
             if self.known.contains_key(&(lane, index)) || !self.reader.holds(&truth) {
                 continue;
             }
-            // A pet below its lane's head, so it must be stored.
             let value = self.reader.peek(&truth).map(<[u8]>::to_vec);
             let json = match self.list.status() {
                 None => match PetRecord::of(&truth, value)? {
@@ -256,46 +234,37 @@ impl<'m, 's, S: KvStore> Merge<'m, 's, S> {
                 Some(_) => value,
             };
             let pet = json.and_then(Listed::from_json);
-            let pet = pet.ok_or_else(|| {
-                ApiError::Internal(format!("{truth} is below its lane's head and not stored"))
-            })?;
-            self.known.insert((lane, index), pet);
+            let below =
+                || ApiError::Internal(format!("{truth} is below its lane's head and not stored"));
+            self.known.insert((lane, index), pet.ok_or_else(below)?);
         }
         Ok(())
     }
 
+    /// The page, and what it learned written into the pieces it read.
     fn finish(mut self) -> Part {
+        let lanes = self.next.iter().map(|n| n - 1).collect();
         let mut part = Part {
-            lanes: std::mem::take(&mut self.from),
+            lanes,
             ..Part::default()
         };
-        for (lane, index) in std::mem::take(&mut self.chosen) {
-            part.pets.push(self.known[&(lane, index)].clone());
-            part.lanes[lane] = index;
-        }
+        part.pets = self
+            .chosen
+            .iter()
+            .map(|entry| self.known[entry].clone())
+            .collect();
         part.more = part.lanes.iter().zip(&self.end).any(|(at, end)| at < end);
-        // What the page learned goes back into the pieces it read.
         for ((lane, index), pet) in &self.known {
-            let position = match self.list {
-                ListName::All => pet.id,
-                ListName::Status(_) => *index as i64,
+            let position = if self.list == ListName::All {
+                pet.id
+            } else {
+                *index as i64
             };
-            self.pieces.learn(
-                &self.lanes.geometry().piece(self.list, *lane, *index),
-                position,
-                pet,
-            );
+            let piece = self.lanes.geometry().piece(self.list, *lane, *index);
+            self.pieces.learn(&piece, position, pet);
         }
         part.writes = self.pieces.repairs();
         part.notes = std::mem::take(&mut self.pieces.notes);
         part
     }
-}
-
-/// The lane of a status list's piece key `ix3:{status}:{lane}:{k}`.
-fn lane_of(key: &str) -> usize {
-    key.split(':')
-        .nth(2)
-        .and_then(|l| l.parse().ok())
-        .unwrap_or(0)
 }
