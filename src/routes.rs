@@ -208,7 +208,7 @@ fn list_pets<S: KvStore>(
         lease_ms: &lease_ms,
     };
     let catalogue = Catalogue::new(store, config);
-    match catalogue.page(&clock, query.list(), query.cursor.as_ref(), query.limit) {
+    match catalogue.page(&clock, &query) {
         Ok(mut page) => {
             let notes = std::mem::take(&mut page.notes);
             Answer {

@@ -1,13 +1,8 @@
 //! The default build's catalogue, over a store with atomics: each request
 //! resolves the store's layout once (`layout.rs`) and runs on it.
 
-use crate::errors::ApiError;
-use crate::model::{Cursor, IdempotencyKey, ListName, NewPet};
-use crate::platform::Platform;
-use crate::retry::Retrying;
-use crate::store::KvStore;
-
 use super::backend::ATOMIC_BATCHES_ESCALATIONS;
+use super::created::Result;
 use super::created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page};
 use super::cursor::Parts;
 use super::keys::{pet_key, ID_COUNTER};
@@ -15,11 +10,13 @@ use super::layout::{self, Held, Layout};
 use super::listed::Listed;
 use super::reader::Reader;
 use super::record::PetRecord;
+use crate::model::{IdempotencyKey, ListQuery, NewPet};
+use crate::platform::Platform;
+use crate::retry::Retrying;
+use crate::store::KvStore;
 
-/// The layouts of this build.
 pub const BUILT: &[LayoutName] = &[LayoutName::Counters, LayoutName::Lanes];
 
-/// The catalogue over a store, for a deployment.
 pub struct Catalogue<'a, S: KvStore> {
     store: &'a S,
     deployment: &'a dyn Deployment,
@@ -30,10 +27,9 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         Catalogue { store, deployment }
     }
 
-    /// A reader of the store, and the layout the operator wants where reads
-    /// are batched (only a DynamoDB store may hold lanes: the variable is
-    /// not read else).
-    fn reader(&self) -> Result<(Reader<'a, S>, LayoutName), ApiError> {
+    /// A reader, and the layout the operator wants where reads are batched
+    /// (only DynamoDB may hold lanes: elsewhere the variable is not read).
+    fn reader(&self) -> Result<(Reader<'a, S>, LayoutName)> {
         let batched = self.deployment.backend()?.batched_reads();
         let wanted = match batched {
             true => self.deployment.wanted().unwrap_or(LayoutName::Counters),
@@ -42,10 +38,9 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         Ok((Reader::new(self.store, batched), wanted))
     }
 
-    /// The pet with this id, if it exists: one `get` of `pet:{id}`; where it
-    /// is absent and reads are batched, the head of a lanes store that may
-    /// hold it, read with `ctr:id` in one `get-many`.
-    pub fn get_pet(&self, id: i64) -> Result<Option<Listed>, ApiError> {
+    /// One `get` of `pet:{id}`; if absent, with reads batched, the lanes
+    /// head that may hold it, read with `ctr:id` in one `get-many`.
+    pub fn get_pet(&self, id: i64) -> Result<Option<Listed>> {
         let key = pet_key(id);
         let stored = self.store.get(&key)?;
         if stored.is_some() || !self.deployment.backend()?.batched_reads() {
@@ -59,18 +54,12 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         layout.unstored(&mut reader, id)
     }
 
-    /// Up to `limit` pets of `list` after `cursor`, on the layout the store
-    /// holds. Where reads are batched, the first `get-many` reads `ctr:id`
-    /// and the keys planned for the layout the request expects; only if the
-    /// store holds another is the page planned again.
-    pub fn page(
-        &self,
-        clock: &Clock,
-        list: ListName,
-        cursor: Option<&Cursor>,
-        limit: usize,
-    ) -> Result<Page, ApiError> {
-        let parts = Parts::read(cursor)?;
+    /// A page. Reads batched, the first `get-many` reads `ctr:id` and the
+    /// keys planned for the layout expected; a page is planned again only
+    /// if the store holds another.
+    pub fn page(&self, clock: &Clock, query: &ListQuery) -> Result<Page> {
+        let (list, limit) = (query.list(), query.limit);
+        let parts = Parts::read(query.cursor.as_ref())?;
         // The edge build's cursor: none of its pets are here.
         if parts.placed.is_some() {
             return Ok(Page::default());
@@ -93,14 +82,14 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         layout.page(&mut reader, (clock, plan), (list, &parts), limit)
     }
 
-    /// A create on the layout the operator wants, each call retried under
-    /// the backend's policy; with an `Idempotency-Key`, exactly once per key.
+    /// A create, each call retried under the backend's policy; with an
+    /// `Idempotency-Key`, exactly once per key.
     pub fn create(
         &self,
         platform: &dyn Platform,
         new: NewPet,
         key: Option<(&IdempotencyKey, Lease)>,
-    ) -> Result<Created, ApiError> {
+    ) -> Result<Created> {
         let backend = self.deployment.backend()?;
         let mut store = Retrying::new(self.store, platform, backend.retry_policy());
         if backend.atomic_batches() {
@@ -114,8 +103,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         layout::create(&store, layout, new, Some(&keyed)).map_err(Keyed::unavailable)
     }
 
-    /// What `/v1/health` says of the store (one `get` of `ctr:id`).
-    pub fn health(&self, now_ms: u64) -> Result<String, ApiError> {
+    pub fn health(&self, now_ms: u64) -> Result<String> {
         let held = Held::read(self.store.get(ID_COUNTER)?.as_deref())?;
         let layout = Layout::resolve(held, &Parts::default());
         let body = layout.health(self.reader()?.1, now_ms)?;

@@ -1,6 +1,5 @@
-//! Spin's key-value backends (`key_value_backend`) and what each decides:
-//! how a create commits, how a page reads, how a keyed create claims, how
-//! failed calls are retried. Why each differs: docs/spin-platform.md.
+//! Spin's key-value backends (`key_value_backend`) and what each decides.
+//! Why each differs: docs/spin-platform.md.
 
 use crate::retry::{Escalation, Policy};
 use crate::store::{KvStore, StoreError};
@@ -33,30 +32,26 @@ impl KvBackend {
         found.ok_or_else(|| format!("'{text}' is not one of spin, redis, aws_dynamo, azure_cosmos"))
     }
 
-    /// Whether `set-many` is all or nothing: one SQLite transaction, one
-    /// Redis `MSET` (DynamoDB's `BatchWriteItem` and Cosmos DB's loop of
-    /// writes land in any part, in any order).
+    /// Whether `set-many` is all or nothing (one SQLite transaction, one
+    /// Redis `MSET`), not any part in any order.
     pub fn atomic_batches(self) -> bool {
         matches!(self, KvBackend::Spin | KvBackend::Redis)
     }
 
-    /// Whether a page reads in batches: only where `get-many` works and a
-    /// call is a round trip, DynamoDB (it fails every request on Redis;
-    /// Cosmos DB's is untried).
+    /// Whether a page reads with `get-many`: where it works and a call is a
+    /// round trip, DynamoDB (it fails on Redis; Cosmos DB's is untried).
     pub fn batched_reads(self) -> bool {
         self == KvBackend::AwsDynamo
     }
 
     /// Whether a compare-and-swap on an absent key is an atomic
-    /// put-if-absent, so that a keyed create claims its key in one round
-    /// trip fewer: DynamoDB (SQLite upserts; Cosmos DB's is untried).
+    /// put-if-absent: DynamoDB (SQLite upserts; Cosmos DB's is untried).
     pub fn put_if_absent(self) -> bool {
         self == KvBackend::AwsDynamo
     }
 
-    /// Retried at length where writers contend (DynamoDB's increments;
-    /// Cosmos DB's failures are as remote), briefly where a failure is an
-    /// outage.
+    /// At length where writers contend or the store is remote, briefly
+    /// where a failure is an outage.
     pub fn retry_policy(self) -> Policy {
         match self.atomic_batches() {
             true => Policy::BRIEF,
@@ -84,16 +79,19 @@ impl KvBackend {
 /// A conditional write lost a race: what Spin's `aws_dynamo` backend
 /// reports from a contended `increment`, and no other backend can.
 pub fn shows_dynamodb(failure: &StoreError) -> bool {
-    let names = [
-        "ConditionalCheckFailed",
-        "TransactionCanceled",
-        "TransactionConflict",
-    ];
-    names.iter().any(|name| failure.0.contains(name))
+    let (e, names) = (
+        &failure.0,
+        [
+            "ConditionalCheck",
+            "TransactionCancel",
+            "TransactionConflict",
+        ],
+    );
+    names.iter().any(|name| e.contains(name))
 }
 
-/// A SQLite file another process holds (two `spin up` on one file): a
-/// write that read in its transaction is refused at once, and rolled back.
+/// A SQLite file another process holds: a write that read in its
+/// transaction is refused at once, and rolled back.
 pub fn shows_sqlite_locked(failure: &StoreError) -> bool {
     failure.0.contains("database is locked")
 }
@@ -106,8 +104,8 @@ pub const UNDECLARED_DYNAMODB: Escalation = Escalation {
     policy: Policy::CONTENDED,
 };
 
-/// What a store declared with atomic batches may show that its policy did
-/// not expect: DynamoDB, or a SQLite file shared by instances.
+/// What a store declared with atomic batches may show: DynamoDB, or a
+/// SQLite file shared by instances.
 pub const ATOMIC_BATCHES_ESCALATIONS: &[Escalation] = &[
     UNDECLARED_DYNAMODB,
     Escalation {

@@ -1,32 +1,35 @@
-//! What the catalogue asks of the deployment ([`Deployment`], the
-//! [`LayoutName`] it wants), what a request asks of the catalogue and what
-//! it answers, whatever the layout: a page at a [`Clock`], a create.
-
-use crate::errors::ApiError;
-use crate::model::{Cursor, IdempotencyKey, NewPet, Pet};
+//! What the catalogue asks of the deployment, and what a request asks of
+//! the catalogue and what it answers, whatever the layout.
 
 use super::backend::KvBackend;
 use super::keys::record_key;
 use super::listed::Listed;
+use crate::errors::ApiError;
+use crate::model::{Cursor, IdempotencyKey, NewPet, Pet};
+
+/// The catalogue's results: its errors are the API's.
+pub type Result<T, E = ApiError> = std::result::Result<T, E>;
+
+/// The store's calls did not land: nothing was changed.
+pub fn failed(why: &str) -> ApiError {
+    ApiError::StoreUnavailable(crate::store::StoreError(why.into()))
+}
 
 /// The variable that says which layout a store should hold.
 pub const CATALOGUE_LAYOUT: &str = "catalogue_layout";
 
-/// What the catalogue asks of the deployment, each only when a request
-/// needs it (on Spin every answer is a host call).
+/// Read only when a request needs it: on Spin each is a host call.
 pub trait Deployment {
-    /// The backend that holds the store (`key_value_backend`).
-    fn backend(&self) -> Result<KvBackend, ApiError>;
-    /// The layout the operator wants the store to hold (`catalogue_layout`).
-    fn wanted(&self) -> Result<LayoutName, ApiError>;
+    /// `key_value_backend`.
+    fn backend(&self) -> Result<KvBackend>;
+    /// `catalogue_layout`.
+    fn wanted(&self) -> Result<LayoutName>;
     /// How long an unfinished keyed create keeps its key (ms).
-    fn lease_ms(&self) -> Result<u64, ApiError>;
-    /// How long a write may take to reach every replica, the clocks' skew
-    /// included (ms): the replicated layout's.
-    fn settle_ms(&self) -> Result<u64, ApiError>;
+    fn lease_ms(&self) -> Result<u64>;
+    /// `replication_ms` + `clock_skew_ms`, the replicated layout's.
+    fn settle_ms(&self) -> Result<u64>;
 }
 
-/// A layout, as the operator names it (`catalogue_layout`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayoutName {
     /// One id counter, a counter and slots per status: SQLite, Redis.
@@ -37,8 +40,8 @@ pub enum LayoutName {
     Replicated,
 }
 
-/// Each layout: its name, and the backends it may be set on (lanes need
-/// an atomic put-if-absent; the replicated pages' `get-many` fails on Redis).
+/// Each layout's name, and the backends it runs on (lanes need an atomic
+/// put-if-absent; the replicated pages' `get-many` fails on Redis).
 #[rustfmt::skip]
 const LAYOUTS: [(LayoutName, &str, &[KvBackend]); 3] = [
     (LayoutName::Counters, "counters", &KvBackend::ALL),
@@ -78,15 +81,13 @@ impl LayoutName {
     }
 }
 
-/// What a page needs of time: now, and the lease (read only if the page
-/// meets a keyed create's pending record).
+/// Now, and the lease (read only for a keyed create's pending record).
 pub struct Clock<'a> {
     pub now_ms: u64,
-    pub lease_ms: &'a dyn Fn() -> Result<u64, ApiError>,
+    pub lease_ms: &'a dyn Fn() -> Result<u64>,
 }
 
-/// One page of a list, and where its walk goes on (`None`: it ends here;
-/// a client that follows the list requests this page again).
+/// A page of a list, and where its walk goes on (`None`: it ends).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Page {
     pub pets: Vec<Listed>,
@@ -101,31 +102,29 @@ impl Page {
     }
 }
 
-/// When a keyed create runs, and how long an unfinished one keeps its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lease {
     pub now_ms: u64,
     pub lease_ms: u64,
 }
 
-/// How a create ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Created {
-    /// This request created the pet (or finished an earlier attempt's).
     Pet(Pet),
     /// The key's pet existed: its stored JSON, byte for byte.
-    Replayed { id: i64, body: Vec<u8> },
+    Replayed {
+        id: i64,
+        body: Vec<u8>,
+    },
 }
 
 /// How following a key bound to a pet ended.
 pub enum Followed {
     Done(Created),
-    /// Its create stopped and can no longer commit: the key may be bound
-    /// to a new create, claimed from what the record holds.
+    /// Its create can no longer commit: the key may be claimed anew.
     Abandoned(i64),
 }
 
-/// A create under an `Idempotency-Key`: its record's key, the pet, the lease.
 pub struct Keyed {
     pub record_key: String,
     pub new: NewPet,
@@ -142,13 +141,11 @@ impl Keyed {
         }
     }
 
-    /// The pet of this request, as it would be stored with `id`.
     pub fn pet(&self, id: i64) -> Pet {
         self.new.clone().into_pet(id)
     }
 
-    /// A store failure as its client reads it: a retry with the same key
-    /// ends in one pet, whatever the store did.
+    /// A store failure, which a retry with the same key survives.
     pub fn unavailable(error: ApiError) -> ApiError {
         match error {
             ApiError::StoreUnavailable(e) | ApiError::CreateOutcomeUnknown(e) => {
@@ -159,7 +156,7 @@ impl Keyed {
     }
 
     /// 409 while a create that began at `started_ms` may still be at work.
-    pub fn within_lease(&self, started_ms: u64) -> Result<(), ApiError> {
+    pub fn within_lease(&self, started_ms: u64) -> Result<()> {
         let ends = started_ms.saturating_add(self.lease.lease_ms);
         match self.lease.now_ms < ends {
             true => Err(ApiError::IdempotencyKeyInUse {

@@ -1,19 +1,17 @@
-//! The cursor's one grammar, every part a release has made, read strictly:
-//! a counters part `c…`, a lanes part `l…`, or the edge build's `r…`, then
-//! up to 3 words a later 2.x release may add, which this one ignores
+//! The cursor's one grammar, every part a release made, read strictly: `c…`,
+//! `l…` or `r…`, then up to 3 words a later 2.x release may add, ignored
 //! (docs/decisions.md, "Extending a mark or a cursor").
 
-use crate::errors::ApiError;
+use super::created::Result;
 use crate::model::{number, split_digits, Cursor};
 
-/// Positions a counters part carries at most; a page that would carry
-/// more ends where it is.
+/// Positions a counters part carries at most.
 pub const MAX_CARRIED: usize = 64;
-/// Lanes a lanes part may name: a store's width is at most this.
+/// Lanes a lanes part may name, and a store may have.
 pub const MAX_LANES: usize = 64;
 
-/// Where a walk of a counters list goes on: the next position, and those
-/// below it whose create had not finished, since when (Unix seconds).
+/// A counters walk's next position, and those below it whose create had
+/// not finished, since when (Unix seconds).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counted {
     pub position: i64,
@@ -21,8 +19,8 @@ pub struct Counted {
     pub since_s: u64,
 }
 
-/// How far a walk went in each lane, and the word after: the rounds every
-/// lane had stored (unfiltered), or what a status cursor is exact to.
+/// How far a walk went in each lane, and its word: the rounds every lane
+/// had stored (unfiltered list), or whether it is exact (a status's).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Laned {
     pub lanes: Vec<u64>,
@@ -36,7 +34,6 @@ pub struct Placed {
     pub id: i64,
 }
 
-/// A cursor's parts; none at all: a walk's start.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Parts {
     pub counted: Option<Counted>,
@@ -54,14 +51,13 @@ fn num(text: &str) -> Option<(i64, &str)> {
 fn word(text: &str, most: usize, lead: bool) -> Option<(&str, &str)> {
     let len = text
         .bytes()
-        .take_while(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
-        .count();
+        .take_while(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
+    let len = len.count();
     let ok = (1..=most).contains(&len) && (lead || !text.starts_with('0'));
     ok.then(|| text.split_at(len))
 }
 
 impl Counted {
-    /// A walk from `position`, carrying nothing.
     pub fn at(position: i64) -> Counted {
         Counted {
             position,
@@ -71,11 +67,8 @@ impl Counted {
 
     /// `<position>[u<below>(-<below>)…_<since>]`, each below in base 36.
     fn parse(text: &str) -> Option<(Counted, &str)> {
-        let (position, mut rest) = num(text).filter(|(p, _)| *p >= 1)?;
-        let mut counted = Counted {
-            position,
-            ..Counted::default()
-        };
+        let (position, rest) = num(text).filter(|(p, _)| *p >= 1)?;
+        let mut counted = Counted::at(position);
         let Some(mut list) = rest.strip_prefix('u') else {
             return Some((counted, rest));
         };
@@ -87,22 +80,23 @@ impl Counted {
             if at >= 1 && counted.carried.get(i) != Some(&at) {
                 counted.carried.insert(i, at);
             }
-            match tail.strip_prefix('-') {
-                Some(tail) => list = tail,
-                None => {
-                    let (since, tail) = num(tail.strip_prefix('_')?)?;
-                    (counted.since_s, rest) = (since as u64, tail);
-                    return Some((counted, rest));
-                }
-            }
+            let Some(tail) = tail.strip_prefix('-') else {
+                let (since, rest) = num(tail.strip_prefix('_')?)?;
+                counted.since_s = since as u64;
+                return Some((counted, rest));
+            };
+            list = tail;
         }
         None
     }
 }
 
 impl Laned {
-    /// `<base>.<a base-36 digit per lane>` or `<n>(-<n>)…`, then the word
-    /// `_<n>`, if any.
+    pub fn new(lanes: Vec<u64>, word: u64) -> Laned {
+        Laned { lanes, word }
+    }
+
+    /// `<base>.<a base-36 digit per lane>` or `<n>(-<n>)…`, then `_<word>`.
     fn parse(text: &str) -> Option<(Laned, &str)> {
         let (first, mut rest) = num(text)?;
         let mut lanes = vec![first as u64];
@@ -110,36 +104,48 @@ impl Laned {
             let (digits, tail) = word(digits, MAX_LANES, true)?;
             let digit = |c: char| first as u64 + u64::from(c.to_digit(36).unwrap_or(0));
             (lanes, rest) = (digits.chars().map(digit).collect(), tail);
-        } else {
-            while let Some((n, tail)) = rest.strip_prefix('-').and_then(num) {
-                lanes.push(n as u64);
-                rest = tail;
-            }
         }
-        let mut word = 0;
-        if let Some(after) = rest.strip_prefix('_') {
-            let (n, tail) = num(after)?;
-            (word, rest) = (n as u64, tail);
+        while let Some((n, tail)) = rest
+            .strip_prefix('-')
+            .filter(|_| !text.contains('.'))
+            .and_then(num)
+        {
+            lanes.push(n as u64);
+            rest = tail;
         }
-        (lanes.len() <= MAX_LANES).then_some((Laned { lanes, word }, rest))
+        let (word, rest) = match rest.strip_prefix('_') {
+            Some(after) => num(after)?,
+            None => (0, rest),
+        };
+        let laned = Laned {
+            lanes,
+            word: word as u64,
+        };
+        (laned.lanes.len() <= MAX_LANES).then_some((laned, rest))
     }
 }
 
 impl Parts {
+    pub fn placed(placed: Placed) -> Parts {
+        let placed = Some(placed);
+        Parts {
+            placed,
+            ..Parts::default()
+        }
+    }
+
     pub fn new(counted: Option<Counted>, laned: Option<Laned>) -> Parts {
         Parts {
             counted,
             laned,
-            placed: None,
+            ..Parts::default()
         }
     }
 
-    /// The parts of `cursor` (none: the start); a cursor that is no part of
-    /// this grammar is a 400.
-    pub fn read(cursor: Option<&Cursor>) -> Result<Parts, ApiError> {
-        cursor
-            .map_or(Some(Parts::default()), |c| Parts::parse(c.as_str()))
-            .ok_or_else(Cursor::malformed)
+    /// The parts of `cursor` (none: the start), or a 400.
+    pub fn read(cursor: Option<&Cursor>) -> Result<Parts> {
+        let parts = cursor.map_or(Some(Parts::default()), |c| Parts::parse(c.as_str()));
+        parts.ok_or_else(Cursor::malformed)
     }
 
     fn parse(text: &str) -> Option<Parts> {
@@ -147,22 +153,16 @@ impl Parts {
         if let Some(after) = rest.strip_prefix('r') {
             let (t_ms, after) = num(after)?;
             let (id, after) = num(after.strip_prefix('.')?).filter(|(id, _)| *id >= 1)?;
-            (parts.placed, rest) = (
-                Some(Placed {
-                    t_ms: t_ms as u64,
-                    id,
-                }),
-                after,
-            );
-        } else {
-            if let Some(after) = rest.strip_prefix('c') {
-                let (counted, after) = Counted::parse(after)?;
-                (parts.counted, rest) = (Some(counted), after);
-            }
-            if let Some(after) = rest.strip_prefix('l') {
-                let (laned, after) = Laned::parse(after)?;
-                (parts.laned, rest) = (Some(laned), after);
-            }
+            let t_ms = t_ms as u64;
+            (parts.placed, rest) = (Some(Placed { t_ms, id }), after);
+        }
+        if let Some(after) = rest.strip_prefix('c').filter(|_| parts.placed.is_none()) {
+            let (counted, after) = Counted::parse(after)?;
+            (parts.counted, rest) = (Some(counted), after);
+        }
+        if let Some(after) = rest.strip_prefix('l').filter(|_| parts.placed.is_none()) {
+            let (laned, after) = Laned::parse(after)?;
+            (parts.laned, rest) = (Some(laned), after);
         }
         // Words of a later release, each a saving this one does without.
         for _ in 0..3 {
@@ -174,42 +174,30 @@ impl Parts {
         (rest.is_empty() && parts != Parts::default()).then_some(parts)
     }
 
-    /// The cursor of these parts.
     pub fn cursor(&self) -> Cursor {
         let mut text = String::new();
         if let Some(c) = &self.counted {
-            text.push_str(&format!("c{}", c.position));
-            let below: Vec<String> = c
-                .carried
-                .iter()
-                .map(|p| base36((c.position - p) as u64))
-                .collect();
+            text += &format!("c{}", c.position);
+            let below = c.carried.iter().map(|p| base36((c.position - p) as u64));
+            let below: Vec<String> = below.collect();
             if !below.is_empty() {
-                text.push_str(&format!("u{}_{}", below.join("-"), c.since_s));
+                text += &format!("u{}_{}", below.join("-"), c.since_s);
             }
         }
-        if let Some(l) = &self.laned {
-            let base = l.lanes.iter().copied().min().unwrap_or(0);
-            match l.lanes.iter().all(|n| n - base < 36) {
-                true => text.push_str(&format!(
-                    "l{base}.{}",
-                    l.lanes.iter().map(|n| base36(n - base)).collect::<String>()
-                )),
-                false => text.push_str(&format!(
-                    "l{}",
-                    l.lanes
-                        .iter()
-                        .map(u64::to_string)
-                        .collect::<Vec<_>>()
-                        .join("-")
-                )),
-            }
-            if l.word > 0 {
-                text.push_str(&format!("_{}", l.word));
+        if let Some(Laned { lanes, word }) = &self.laned {
+            let base = lanes.iter().copied().min().unwrap_or(0);
+            let digits: Vec<String> = lanes.iter().map(|n| base36(n - base)).collect();
+            let all: Vec<String> = lanes.iter().map(u64::to_string).collect();
+            text += &match digits.iter().all(|d| d.len() == 1) {
+                true => format!("l{base}.{}", digits.concat()),
+                false => format!("l{}", all.join("-")),
+            };
+            if *word > 0 {
+                text += &format!("_{word}");
             }
         }
-        if let Some(p) = &self.placed {
-            text.push_str(&format!("r{}.{}", p.t_ms, p.id));
+        if let Some(Placed { t_ms, id }) = &self.placed {
+            text += &format!("r{t_ms}.{id}");
         }
         Cursor::made(text)
     }

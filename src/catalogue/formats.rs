@@ -1,11 +1,8 @@
-//! Every stored format and cursor part this release reads, in one table:
-//! the key, the shape, the releases that wrote it, why it stays. Each is
-//! parsed strictly by the one module the table names, and
-//! docs/key-value-layout.md lists the same rows (tests/layout_doc.rs).
+//! Every stored format and cursor part this release reads, in one table,
+//! which docs/key-value-layout.md lists too (tests/layout_doc.rs).
 
-/// Each format: the key (or `cursor`), its variable parts in braces; its
-/// shape as stored; the releases that write it (the last, `2.0.0`, this
-/// one); why it stays; the module that reads it.
+/// The key (or `cursor`), the shape, the releases that write it, why it
+/// stays, and the one module that reads it, strictly.
 #[rustfmt::skip]
 pub const FORMATS: &[(&str, &str, &str, &str, &str)] = &[
     ("ctr:id", "nothing", "", "a store no create ran on", "layout.rs"),

@@ -6,8 +6,7 @@ use crate::model::{IdempotencyKey, ListName, PetStatus};
 /// Positions per index piece and per block: 32 pets of the largest JSON
 /// (200 characters that escape to 6 bytes each) stay under 43 KB.
 pub const PIECE_LEN: i64 = 32;
-/// Positions without a pet a counters page may pass before it ends early
-/// (creates that failed or still run), so that its time stays bounded.
+/// Positions without a pet a counters page may pass before it ends early.
 pub const EMPTY_POSITIONS: usize = 64;
 /// What the store holds: a counter, a layout's mark, or nothing yet.
 pub const ID_COUNTER: &str = "ctr:id";
@@ -27,8 +26,8 @@ pub fn pet_key(id: i64) -> String {
     format!("pet:{id}")
 }
 
-/// `idem:{SHA-256 hex}`: a key's record, named by its digest so that every
-/// backend's key rules hold whatever the client sent.
+/// `idem:{SHA-256 hex}`: named by its digest, so that every backend's key
+/// rules hold whatever the client sent.
 pub fn record_key(key: &IdempotencyKey) -> String {
     let mut name = String::from("idem:");
     crate::hex::push(&mut name, key.digest());
@@ -40,8 +39,8 @@ pub fn piece_key(list: ListName, piece: i64) -> String {
     format!("ix2:{}:{piece}", list.as_str())
 }
 
-/// `hole:{list}:{position}`: when a reader first found a counters position
-/// carried for long (Unix ms), the clock a seal waits on.
+/// `hole:{list}:{position}`: when a reader first found a position long
+/// empty, the clock a seal waits on.
 pub fn sighting_key(list: ListName, position: i64) -> String {
     format!("hole:{}:{position}", list.as_str())
 }
@@ -55,8 +54,7 @@ pub fn entry_key(status: PetStatus, lane: usize, position: u64) -> String {
     format!("sx:{}:{lane}:{position}", status.as_str())
 }
 
-/// A lanes piece: `ix3:all:{k}` (ids `base + 32k …`), or
-/// `ix3:{status}:{lane}:{k}` (that lane's positions `32k + 1 …`).
+/// `ix3:all:{k}` (ids `base + 32k …`), `ix3:{status}:{lane}:{k}`.
 pub fn lane_piece_key(list: ListName, lane: usize, piece: i64) -> String {
     match list {
         ListName::All => format!("ix3:all:{piece}"),
@@ -64,8 +62,7 @@ pub fn lane_piece_key(list: ListName, lane: usize, piece: i64) -> String {
     }
 }
 
-/// The block of positions `32j + 1 …` of a lanes list at a known position:
-/// the unfiltered list's piece of ids, a status list's merged block.
+/// Positions `32j + 1 …` of a lanes list: ids, or a status's merged block.
 pub fn block_key(list: ListName, block: i64) -> String {
     match list {
         ListName::All => lane_piece_key(list, 0, block),
@@ -77,9 +74,8 @@ pub fn piece_of(position: i64) -> i64 {
     (position - 1) / PIECE_LEN
 }
 
-/// A counter read with `get`: 8 bytes little-endian (SQLite) or decimal
-/// text (Redis, DynamoDB). Below 2^56 the former ends in a zero byte, so
-/// it is never all digits.
+/// A counter read with `get`: 8 bytes little-endian (SQLite; below 2^56
+/// never all digits) or decimal text (Redis, DynamoDB).
 pub fn decode_counter(bytes: &[u8]) -> Option<i64> {
     match is_text(bytes) {
         true => std::str::from_utf8(bytes).ok()?.parse().ok(),
@@ -91,9 +87,8 @@ fn is_text(bytes: &[u8]) -> bool {
     !bytes.is_empty() && bytes.iter().all(|b| b.is_ascii_digit() || *b == b'-')
 }
 
-/// `value` in the encoding of `like`, a counter's bytes: what a
-/// compare-and-swap writes to a key `increment` also updates (Spin's SQLite
-/// host fails on a counter that is not 8 bytes).
+/// `value` in the encoding of the counter `like`: a compare-and-swap of a
+/// key `increment` also updates (SQLite's fails on one not 8 bytes).
 pub fn encode_counter_like(like: &[u8], value: i64) -> Vec<u8> {
     match is_text(like) {
         true => value.to_string().into_bytes(),

@@ -1,28 +1,27 @@
 //! The one place a store's layout is chosen, and the only code that branches
-//! on layout, format or width: what `ctr:id` holds (a counter, or a mark,
-//! each read strictly and written here), resolved once per request into a
-//! [`Layout`], whose operations call the layouts' modules.
-
-use crate::errors::{ApiError, Misconfiguration};
-use crate::model::{number, ListName, NewPet};
-use crate::retry::Retrying;
-use crate::store::KvStore;
+//! on layout, format or width: what `ctr:id` holds, read strictly, resolved
+//! once per request into a [`Layout`], whose operations call the layouts.
 
 use super::backend::KvBackend;
 use super::counters;
+use super::created::Result;
 use super::created::{Clock, Created, Followed, Keyed, LayoutName, Page, CATALOGUE_LAYOUT};
 use super::cursor::{Counted, Parts};
 use super::keys::{decode_counter, ID_COUNTER};
 use super::lanes::{self, Geometry, Heads};
 use super::listed::Listed;
 use super::moved;
-use super::reader::Reader;
+use super::reader::{found as found_in, Reader};
 use super::record::SEAL_AFTER_MS;
+use crate::errors::{ApiError, Misconfiguration};
+use crate::model::{number, ListName, NewPet};
+use crate::retry::Retrying;
+use crate::store::KvStore;
 
 /// The lanes a store claimed or moved by this release gets.
 const WIDTH: usize = 32;
-/// The replicated layout's mark: not a counter, so the default build
-/// refuses its store, and the edge build any other.
+/// The replicated layout's mark: not a counter, so each build refuses the
+/// other's store.
 const REPLICATED_MARK: &[u8] = b"petstore-replicated 1";
 
 /// What `ctr:id` holds, read strictly: a format refused is never misread.
@@ -34,10 +33,9 @@ pub enum Held {
 }
 
 impl Held {
-    /// A counter, or a lanes mark, `petstore-lanes <format> <base> <last>
-    /// <moved ms>`: format 1 of 16 lanes (1.3.0's), 2 of 32, or of as many
-    /// as a word `lanes=<n>` after them says (read since 2.0.0).
-    pub fn read(word: Option<&[u8]>) -> Result<Held, ApiError> {
+    /// A counter, or `petstore-lanes <format> <base> <last> <moved ms>`:
+    /// format 1 of 16 lanes (1.3.0's), 2 of 32, or of `lanes=<n>` (2.0.0).
+    pub fn read(word: Option<&[u8]>) -> Result<Held> {
         word.map_or(Ok(Held::Nothing), |bytes| {
             Held::parse(bytes).ok_or_else(|| refusal(bytes))
         })
@@ -63,8 +61,8 @@ impl Held {
     }
 }
 
-/// A lanes store's mark, as [`Held::read`] reads it: of 16 and 32 lanes,
-/// the marks of 1.3.0 and 1.4.0, which every release since reads.
+/// A lanes store's mark: of 16 and 32 lanes, those every release since
+/// 1.3.0 and 1.4.0 reads.
 fn mark(g: &Geometry) -> Vec<u8> {
     let (format, more) = match g.width() {
         16 => (1, String::new()),
@@ -75,16 +73,15 @@ fn mark(g: &Geometry) -> Vec<u8> {
     format!("petstore-lanes {format} {base} {last} {moved}{more}").into_bytes()
 }
 
-/// `ctr:id` of a replicated store, checked (absent, or its mark); the mark.
-pub fn replicated_mark(word: Option<&[u8]>) -> Result<&'static [u8], ApiError> {
+/// `ctr:id` of a replicated store checked (absent, or its mark); the mark.
+pub fn replicated_mark(word: Option<&[u8]>) -> Result<&'static [u8]> {
     match word {
         Some(word) if word != REPLICATED_MARK => Err(refusal(word)),
         _ => Ok(REPLICATED_MARK),
     }
 }
 
-/// `ctr:id` holds what this build does not serve: the other build's store,
-/// or a later release's format (refused loudly, never misread).
+/// `ctr:id` holds the other build's store, or a later release's format.
 fn refusal(word: &[u8]) -> ApiError {
     let shown = String::from_utf8_lossy(&word[..word.len().min(40)])
         .escape_debug()
@@ -102,7 +99,6 @@ fn misconfigured(why: String) -> ApiError {
     ApiError::Unserviceable(Misconfiguration { variable, why })
 }
 
-/// A lanes store, to an instance told counters.
 const NOT_LANES: &str = "'counters', but the store holds the lanes layout, which this \
     instance does not write: set it to 'lanes' (docs/operations.md, \"Moving a store to lanes\")";
 
@@ -114,7 +110,7 @@ fn refuse(word: &[u8]) -> ApiError {
     }
 }
 
-/// A store's layout (the default build's), resolved once per request.
+/// The default build's layouts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Layout {
     /// No create ran yet.
@@ -144,7 +140,6 @@ impl Plan {
 }
 
 impl Layout {
-    /// The layout of a store that holds `held`, read with `parts`.
     pub fn resolve(held: Held, parts: &Parts) -> Layout {
         match held {
             Held::Nothing => Layout::Empty,
@@ -154,9 +149,8 @@ impl Layout {
         }
     }
 
-    /// The layout a request expects before `ctr:id` is read: its cursor's
-    /// (of as many lanes as it names), else the operator's. It decides
-    /// only what the first `get-many` reads.
+    /// What a request expects before `ctr:id` is read: its cursor's layout
+    /// (as many lanes as it names), else the operator's.
     pub fn expect(parts: &Parts, wanted: LayoutName) -> Layout {
         let width = parts.laned.as_ref().map_or(WIDTH, |l| l.lanes.len());
         let assumed = Geometry::after(width, 0, 0);
@@ -183,14 +177,13 @@ impl Layout {
         }
     }
 
-    /// The page `plan` planned for this layout.
     pub fn page<S: KvStore>(
         &self,
         reader: &mut Reader<'_, S>,
         (clock, plan): (&Clock, Plan),
         (list, parts): (ListName, &Parts),
         limit: usize,
-    ) -> Result<Page, ApiError> {
+    ) -> Result<Page> {
         match (self, plan) {
             (Layout::Moved(g), _) => moved::page(reader, clock, (g, list), parts, limit, &refuse),
             (Layout::Lanes(g), Plan::Lanes(plan)) => lanes::page(reader, g, plan),
@@ -209,20 +202,15 @@ impl Layout {
         }
     }
 
-    pub fn unstored<S: KvStore>(
-        &self,
-        reader: &mut Reader<'_, S>,
-        id: i64,
-    ) -> Result<Option<Listed>, ApiError> {
+    pub fn unstored(&self, reader: &mut Reader<impl KvStore>, id: i64) -> Result<Option<Listed>> {
         match self {
             Layout::Lanes(g) | Layout::Moved(g) => lanes::unstored(reader, g, id),
             _ => Ok(None),
         }
     }
 
-    /// What `/v1/health` says of the store, after `"status":"ok",`, to an
-    /// instance that wants `wanted`; an error when it cannot serve it.
-    pub fn health(&self, wanted: LayoutName, now_ms: u64) -> Result<String, ApiError> {
+    /// What `/v1/health` says after `"status":"ok",`, or why not.
+    pub fn health(&self, wanted: LayoutName, now_ms: u64) -> Result<String> {
         let lanes = wanted == LayoutName::Lanes;
         Ok(match self {
             Layout::Empty => r#""layout":"none""#.into(),
@@ -241,15 +229,14 @@ impl Layout {
     }
 }
 
-/// A create on the layout the operator wants: the counters', or the
-/// lanes', whose first read of `ctr:id` claims the store, moves it, or is
-/// refused. A key bound before a move is followed the counters way.
+/// A create on the layout the operator wants; a lanes key bound before a
+/// move is followed the counters way.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     (wanted, backend): (LayoutName, KvBackend),
     new: NewPet,
     keyed: Option<&Keyed>,
-) -> Result<Created, ApiError> {
+) -> Result<Created> {
     match (wanted, keyed) {
         (LayoutName::Lanes, None) => lanes::create(store, heads(store)?, new).map(Created::Pet),
         (LayoutName::Lanes, Some(keyed)) => {
@@ -267,13 +254,12 @@ pub fn create<S: KvStore>(
 }
 
 /// The mark and the heads, a lanes create's first read: one `get-many`
-/// (one more on a store wider than this release makes). A store not of
-/// lanes yet is made one first, claimed new or moved: its mark's lanes
-/// begin past the last id its counter handed out.
-fn heads<S: KvStore>(store: &Retrying<'_, S>) -> Result<Heads, ApiError> {
+/// (one more on a wider store). A store not of lanes yet is claimed new or
+/// moved first: its lanes begin past the ids its counter handed out.
+fn heads<S: KvStore>(store: &Retrying<'_, S>) -> Result<Heads> {
     let keys = [vec![ID_COUNTER.into()], Heads::keys(WIDTH).collect()].concat();
     let found = store.get_many(&keys)?;
-    let value = |key: &str| found.iter().find(|(k, _)| k == key).map(|(_, v)| &v[..]);
+    let value = |key: &str| found_in(&found, key);
     let g = match Held::read(value(ID_COUNTER))? {
         Held::Lanes(g) => g,
         _ => lanes::claim_mark(store, &|word, now_ms| {

@@ -1,6 +1,5 @@
-//! A pet as a list holds it: its id and its JSON, a span of a shared text
-//! (the index piece it was read from), so that a page is served without
-//! decoding and re-encoding pets, and cloning one copies no text.
+//! A pet as a list holds it: its id and its JSON, a span of the piece it
+//! was read from, served without decoding it; a clone copies no text.
 
 use std::ops::Range;
 use std::rc::Rc;
@@ -15,15 +14,13 @@ pub struct Listed {
 }
 
 impl Listed {
-    /// The pet `id` at `span` of `text`, a piece whose line stated the id.
     pub fn shared(id: i64, text: &Rc<String>, span: Range<usize>) -> Listed {
         let text = Rc::clone(text);
         Listed { id, text, span }
     }
 
-    /// A pet's JSON as `encode_pet` wrote it: an object that begins with
-    /// its id (`{"id":<id>,`); `None` for anything else. Our own data: its
-    /// shape is checked, not every member decoded.
+    /// A pet's JSON as `encode_pet` wrote it (`{"id":<id>,…}`), its shape
+    /// checked, not every member decoded.
     pub fn from_json(json: Vec<u8>) -> Option<Listed> {
         let digits = json.strip_prefix(br#"{"id":"#)?;
         let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
@@ -36,8 +33,8 @@ impl Listed {
         Some(Listed { id, text, span })
     }
 
-    /// The pet's status, by its member's name: in JSON `encode_pet` wrote,
-    /// `"status":"` can only be that member (a quote in a string is escaped).
+    /// The pet's status: in JSON `encode_pet` wrote, `"status":"` can only
+    /// be that member (a quote in a string is escaped).
     pub fn status(&self) -> Option<PetStatus> {
         let json = self.json();
         let value = &json[json.find(r#""status":""#)? + 10..];
@@ -57,7 +54,6 @@ impl PartialEq for Listed {
 
 impl Eq for Listed {}
 
-/// The body of a list page: the JSON array of its pets.
 pub fn pets_body(pets: &[Listed]) -> Vec<u8> {
     let mut body = Vec::with_capacity(2 + pets.iter().map(|p| p.json().len() + 1).sum::<usize>());
     body.push(b'[');

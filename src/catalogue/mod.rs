@@ -1,6 +1,5 @@
-//! The catalogue in the key-value store, over any `KvStore`: the default
-//! build's layouts (`counters`, `lanes`, a store moved between them), chosen
-//! per request in `layout.rs`, or the edge build's `replicated`.
+//! The catalogue in the key-value store: the default build's layouts,
+//! chosen per request in `layout.rs`, or the edge build's `replicated`.
 //! docs/key-value-layout.md.
 
 pub mod atomic;

@@ -1,28 +1,23 @@
-//! The index piece, the pets at up to 32 positions of a list as text, read
-//! by splitting lines (each pet a span of it); and the pieces a page writes
-//! back, best effort.
+//! The index piece, up to 32 positions of a list as text, read by splitting
+//! lines; and the pieces a page writes back, best effort.
 
 use std::rc::Rc;
 
-use crate::store::KvStore;
-
 use super::listed::Listed;
 use super::reader::BATCH_WRITES;
+use crate::store::KvStore;
 
-/// First line of a stored piece: its format.
 const HEADER: &str = "petstore-index-piece 2";
 
-/// The pets of a piece, in ascending position, each position once. Stored
-/// as the header, then one line per pet: `<position> <id> <pet JSON>`
-/// (JSON text never holds a raw newline).
+/// Stored as the header, then a line per pet in ascending position:
+/// `<position> <id> <pet JSON>` (JSON never holds a raw newline).
 #[derive(Debug, Default, Clone)]
 pub struct Piece {
     entries: Vec<(i64, Listed)>,
 }
 
-/// Sorts `items` by `key`, stably, by insertion: a page's few hundred
-/// items come nearly in order, and std's sorts cost some 4 KB of module
-/// for each type they sort.
+/// Sorts `items` by `key`, stably, by insertion: a page's items come
+/// nearly in order, and std's sorts cost some 4 KB of module a type.
 pub fn sort_by_key<T>(items: &mut [T], key: impl Fn(&T) -> i64) {
     for i in 1..items.len() {
         let mut j = i;
@@ -33,8 +28,8 @@ pub fn sort_by_key<T>(items: &mut [T], key: impl Fn(&T) -> i64) {
     }
 }
 
-/// The number of 1 to 18 digits at `b[at..]`, which `stop` must follow;
-/// its value and where the rest begins.
+/// The number of 1 to 18 digits at `b[at..]` followed by `stop`, and
+/// where the rest begins.
 fn digits(b: &[u8], at: usize, stop: u8) -> Option<(i64, usize)> {
     let len = b
         .get(at..)?
@@ -51,8 +46,7 @@ fn digits(b: &[u8], at: usize, stop: u8) -> Option<(i64, usize)> {
 }
 
 impl Piece {
-    /// What a read found: `Ok(None)` if the key is absent, an error naming
-    /// what is wrong if it holds no piece.
+    /// What a read found: no piece if absent, an error if unreadable.
     pub fn read(value: Option<&[u8]>) -> Result<Option<Piece>, String> {
         value.map(|bytes| Piece::decode(bytes.to_vec())).transpose()
     }
@@ -61,9 +55,8 @@ impl Piece {
         &self.entries
     }
 
-    /// Checks each line's shape (a pet object stating the line's id), not
-    /// every pet: a piece is our own derived data, and a page's scan over
-    /// its bytes is most of the component's own work (BENCHMARKS.md).
+    /// Checks each line's shape (a pet stating the line's id), not every
+    /// pet: a page's scan is most of the component's own work.
     pub fn decode(bytes: Vec<u8>) -> Result<Piece, String> {
         let text = Rc::new(String::from_utf8(bytes).map_err(|e| e.to_string())?);
         let b = text.as_bytes();
@@ -114,13 +107,11 @@ impl Piece {
         text.into_bytes()
     }
 
-    /// The pet at `position`, if the piece holds it.
     pub fn get(&self, position: i64) -> Option<&Listed> {
         let i = self.entries.binary_search_by_key(&position, |(p, _)| *p);
         i.ok().map(|i| &self.entries[i].1)
     }
 
-    /// The pets at positions `from..=to`, in order.
     pub fn range(&self, from: i64, to: i64) -> &[(i64, Listed)] {
         let start = self.entries.partition_point(|(p, _)| *p < from);
         let end = self.entries.partition_point(|(p, _)| *p <= to);
@@ -136,23 +127,16 @@ impl Piece {
 }
 
 /// Writes back the pieces a page filled: one `set`, or `set-many`s of
-/// [`BATCH_WRITES`] (only the first, unless `every`). Best effort: what is
-/// not written, a later page that reads it writes again.
-pub fn write_back<S: KvStore>(
-    store: &S,
-    writes: &[(String, Vec<u8>)],
-    every: bool,
-    notes: &mut Vec<String>,
-) {
-    let chunks = writes
-        .chunks(BATCH_WRITES)
-        .take(if every { usize::MAX } else { 1 });
+/// [`BATCH_WRITES`] (the first only, unless `every`). What is not written,
+/// a later page writes again.
+pub fn write_back(store: &impl KvStore, writes: &[(String, Vec<u8>)], every: bool) -> Vec<String> {
+    let taken = if every { usize::MAX } else { 1 };
+    let mut chunks = writes.chunks(BATCH_WRITES).take(taken);
     let written = match writes {
         [(key, value)] => store.set(key, value),
-        _ => chunks
-            .into_iter()
-            .try_for_each(|chunk| store.set_many(chunk)),
+        _ => chunks.try_for_each(|chunk| store.set_many(chunk)),
     };
+    let mut notes = Vec::new();
     if let Err(e) = written {
         let keys: Vec<&str> = writes.iter().map(|(key, _)| key.as_str()).collect();
         notes.push(format!("index pieces {} not written ({e})", keys.join(" ")));
@@ -161,6 +145,7 @@ pub fn write_back<S: KvStore>(
         let left = writes.len() - BATCH_WRITES;
         notes.push(format!("{left} index pieces left for a later page"));
     }
+    notes
 }
 
 #[cfg(test)]

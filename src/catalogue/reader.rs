@@ -1,6 +1,5 @@
-//! How a page reads: one `get` at a time, or, where `get-many` works
-//! (DynamoDB's `BatchGetItem`), keys fetched ahead in batches, so that its
-//! round trips do not grow with the keys it reads.
+//! How a page reads: one `get` at a time, or keys fetched ahead with
+//! `get-many` (DynamoDB), so that its round trips do not grow with them.
 
 use std::collections::BTreeMap;
 
@@ -11,12 +10,16 @@ use crate::store::{KvStore, StoreError};
 pub const BATCH_KEYS: usize = 100;
 pub const BATCH_WRITES: usize = 25;
 
+/// The value of `key` among what a `get-many` found.
+pub fn found<'f>(found: &'f [(String, Vec<u8>)], key: &str) -> Option<&'f [u8]> {
+    found.iter().find(|(k, _)| k == key).map(|(_, v)| &v[..])
+}
+
 pub struct Reader<'s, S: KvStore> {
     store: &'s S,
     batched: bool,
     /// What `get-many` answered (`Some(None)`: absent), each taken once,
-    /// leaving `None`: no map in `src/` removes a key, which would link
-    /// `BTreeMap::remove` (11 KB of module: BENCHMARKS.md, "Sizes").
+    /// leaving `None`: `BTreeMap::remove` costs 11 KB of module.
     fetched: BTreeMap<String, Option<Option<Vec<u8>>>>,
 }
 
@@ -38,15 +41,13 @@ impl<'s, S: KvStore> Reader<'s, S> {
         self.batched
     }
 
-    /// Whether a batch read `key` (present or absent) and it is not taken.
-    /// (This, `peek` and `get` are never inlined: each inlined `BTreeMap`
-    /// search cost some 200 B of module.)
+    /// Whether a batch read `key` and it is not taken. (Not inlined, as
+    /// `peek` and `get`: each inlined search costs some 200 B of module.)
     #[inline(never)]
     pub fn holds(&self, key: &str) -> bool {
         matches!(self.fetched.get(key), Some(Some(_)))
     }
 
-    /// What was fetched ahead for `key`, left in place.
     #[inline(never)]
     pub fn peek(&self, key: &str) -> Option<&[u8]> {
         self.fetched.get(key)?.as_ref()?.as_deref()
@@ -61,8 +62,8 @@ impl<'s, S: KvStore> Reader<'s, S> {
         }
     }
 
-    /// Fetches those of `keys` not asked yet, each once, in `get-many`s of
-    /// [`BATCH_KEYS`]; reading one at a time, nothing.
+    /// Fetches those of `keys` not fetched yet, in `get-many`s of
+    /// [`BATCH_KEYS`] (reading one at a time: none).
     pub fn fetch(&mut self, keys: Vec<String>) -> Result<(), StoreError> {
         let mut wanted: Vec<String> = Vec::with_capacity(keys.len());
         for key in keys {

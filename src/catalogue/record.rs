@@ -1,27 +1,25 @@
-//! What `pet:{id}` holds: a pet's JSON (bare, or after a line naming the
-//! create that wrote it), a counters keyed create's pending record, or
-//! nothing; and the clock of a pending record.
+//! What `pet:{id}` holds: a pet's JSON (bare, or after a line naming its
+//! create), a counters keyed create's pending record, or nothing.
 
+use super::created::Result;
+use super::listed::Listed;
 use crate::errors::ApiError;
 use crate::model::Pet;
 
-use super::listed::Listed;
-
 /// How long after it began a counters create may still commit (ms).
 pub const COMMIT_WITHIN_MS: u64 = 20_000;
-/// How long a reader waits before it gives a position up (ms): longer than
-/// a create may commit, its retries and the clocks' drift included.
+/// How long a reader waits before it gives a position up (ms): past any
+/// commit, retries and clock drift included.
 pub const SEAL_AFTER_MS: u64 = 60_000;
 
 const PENDING: &str = "petstore-pending 1\n";
 const PERSISTED: &str = "petstore-pet 1 ";
 
-/// What `pet:{id}` holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PetRecord {
     Absent,
     Pending(Pending),
-    /// The pet, and the nonce of the create that claimed it (lanes, edge).
+    /// With the nonce of its create (lanes, edge).
     Committed {
         json: Vec<u8>,
         nonce: Option<u64>,
@@ -34,21 +32,24 @@ pub enum PetRecord {
 pub struct Pending {
     pub position: i64,
     pub started_ms: u64,
-    /// The record its create will commit.
     pub record: Vec<u8>,
 }
 
 impl Pending {
-    /// No pet will ever be stored there: the format every release reads so.
-    pub fn void(position: i64) -> Pending {
+    pub fn new(position: i64, started_ms: u64, record: Vec<u8>) -> Pending {
         Pending {
             position,
-            started_ms: 0,
-            record: Vec::new(),
+            started_ms,
+            record,
         }
     }
 
-    /// Whether its create may still commit it (within lease and window).
+    /// No pet will ever be stored there.
+    pub fn void(position: i64) -> Pending {
+        Pending::new(position, 0, Vec::new())
+    }
+
+    /// Whether its create may still commit it.
     pub fn finishable(&self, now_ms: u64, lease_ms: u64) -> bool {
         now_ms < self.started_ms.saturating_add(lease_ms + COMMIT_WITHIN_MS)
     }
@@ -86,8 +87,7 @@ pub fn words<'b>(bytes: &'b [u8], header: &str) -> Option<(Vec<&'b str>, &'b [u8
     Some((line.split(' ').collect(), rest))
 }
 
-/// The JSON of a pet as stored and sent.
-pub fn encode_pet(pet: &Pet) -> Result<Vec<u8>, ApiError> {
+pub fn encode_pet(pet: &Pet) -> Result<Vec<u8>> {
     serde_json::to_vec(pet).map_err(|e| ApiError::Internal(format!("cannot encode pet: {e}")))
 }
 
@@ -97,8 +97,7 @@ pub fn persisted(nonce: u64, json: &[u8]) -> Vec<u8> {
 }
 
 impl PetRecord {
-    /// What the value read at `key` holds.
-    pub fn of(key: &str, value: Option<Vec<u8>>) -> Result<PetRecord, ApiError> {
+    pub fn of(key: &str, value: Option<Vec<u8>>) -> Result<PetRecord> {
         let Some(bytes) = value else {
             return Ok(PetRecord::Absent);
         };
@@ -124,8 +123,7 @@ impl PetRecord {
         .ok_or_else(|| unreadable(key))
     }
 
-    /// The pet it holds, checked.
-    pub fn listed(self, key: &str) -> Result<Option<Listed>, ApiError> {
+    pub fn listed(self, key: &str) -> Result<Option<Listed>> {
         match self {
             PetRecord::Committed { json, .. } => listed(key, json).map(Some),
             _ => Ok(None),
@@ -134,7 +132,7 @@ impl PetRecord {
 }
 
 /// A pet's stored JSON as a list holds it; an error if it is not one.
-pub fn listed(key: &str, json: Vec<u8>) -> Result<Listed, ApiError> {
+pub fn listed(key: &str, json: Vec<u8>) -> Result<Listed> {
     Listed::from_json(json).ok_or_else(|| unreadable(key))
 }
 

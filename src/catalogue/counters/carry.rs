@@ -1,20 +1,17 @@
-//! What a position of a counters list holds, looked up in the truth
-//! (`pet:{id}`; a status's slot, then its pet); a page of a walk ([`Part`])
-//! and the positions it carries, issued and not committed yet: listed once
-//! they commit, given up when long empty (`hole:`, the store's clock).
-
-use crate::errors::ApiError;
-use crate::model::{parse_digits, ListName, PetStatus};
-use crate::store::KvStore;
+//! What a counters position holds, looked up in the truth (`pet:{id}`; a
+//! status's slot, then its pet); a page of a walk and the positions it
+//! carries: listed once they commit, given up when long empty.
 
 use crate::catalogue::created::Clock;
+use crate::catalogue::created::Result;
 use crate::catalogue::cursor::Counted;
 use crate::catalogue::keys::{pet_key, sighting_key, slot_key};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::reader::Reader;
 use crate::catalogue::record::{unreadable, Pending, PetRecord, SEAL_AFTER_MS};
+use crate::model::{parse_digits, ListName, PetStatus};
+use crate::store::KvStore;
 
-/// What a position holds.
 pub enum Truth {
     Pet(Listed),
     /// No pet, ever: a create given up, withdrawn or sealed.
@@ -24,7 +21,6 @@ pub enum Truth {
 }
 
 impl Truth {
-    /// The key a position is looked up at first.
     pub fn key(list: ListName, position: i64) -> String {
         match list.status() {
             None => pet_key(position),
@@ -32,13 +28,12 @@ impl Truth {
         }
     }
 
-    /// Fetches the truth at `keys` ahead (a status's slots, then the pets
-    /// they name).
-    pub fn fetch<S: KvStore>(
-        reader: &mut Reader<'_, S>,
+    /// Fetches `keys` ahead (a status's slots, then the pets they name).
+    pub fn fetch(
+        reader: &mut Reader<impl KvStore>,
         list: ListName,
         keys: Vec<String>,
-    ) -> Result<(), ApiError> {
+    ) -> Result<()> {
         reader.fetch(keys.clone())?;
         if list != ListName::All {
             let ids = keys.iter().filter_map(|slot| id_in(reader.peek(slot)));
@@ -52,7 +47,7 @@ impl Truth {
         clock: &Clock,
         list: ListName,
         position: i64,
-    ) -> Result<Truth, ApiError> {
+    ) -> Result<Truth> {
         let Some(status) = list.status() else {
             return Truth::record(reader, clock, position, None);
         };
@@ -70,7 +65,7 @@ impl Truth {
         clock: &Clock,
         id: i64,
         status: Option<PetStatus>,
-    ) -> Result<Truth, ApiError> {
+    ) -> Result<Truth> {
         let key = pet_key(id);
         Ok(match PetRecord::of(&key, reader.get(&key)?)? {
             PetRecord::Absent => Truth::Unresolved(true),
@@ -84,25 +79,22 @@ impl Truth {
     }
 }
 
-/// The id a slot holds.
 fn id_in(slot: Option<&[u8]>) -> Option<i64> {
     std::str::from_utf8(slot?).ok().and_then(parse_digits)
 }
 
-/// A page of a walk: its pets, where the walk goes on (the next position,
-/// and those below it carried), whether it passed the list's end.
+/// A page of a walk: its pets, where the walk goes on, whether it ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Part {
     pub pets: Vec<Listed>,
     pub at: Counted,
     pub ended: bool,
     pub notes: Vec<String>,
-    /// Carried positions where nothing at all is stored yet (this page's).
+    /// This page's carried positions where nothing at all is stored.
     sealable: Vec<i64>,
 }
 
 impl Part {
-    /// A page's start, where the cursor's part says.
     pub fn at(at: &Counted) -> Part {
         Part {
             at: at.clone(),
@@ -110,7 +102,6 @@ impl Part {
         }
     }
 
-    /// Carries `position`: its create has not finished.
     pub fn carry(&mut self, position: i64, sealable: bool, clock: &Clock) {
         if self.at.carried.is_empty() {
             self.at.since_s = clock.now_ms / 1000;
@@ -121,24 +112,20 @@ impl Part {
         }
     }
 
-    /// The first `count` carried positions (earlier pages'): listed if they
-    /// committed since (as a page of `limit` has room), dropped if given
-    /// up, carried on if not.
+    /// Earlier pages' carried positions (`count`): listed if committed since
+    /// (as `limit` has room), dropped if given up, else carried on.
     pub fn recheck<S: KvStore>(
         &mut self,
         reader: &mut Reader<'_, S>,
         clock: &Clock,
         list: ListName,
         (count, limit): (usize, usize),
-    ) -> Result<(), ApiError> {
+    ) -> Result<()> {
         let mut carried = std::mem::take(&mut self.at.carried);
         let later = carried.split_off(count.min(carried.len()));
         if reader.batched() {
-            Truth::fetch(
-                reader,
-                list,
-                carried.iter().map(|p| Truth::key(list, *p)).collect(),
-            )?;
+            let keys = carried.iter().map(|p| Truth::key(list, *p));
+            Truth::fetch(reader, list, keys.collect())?;
         }
         let since_s = self.at.since_s;
         for position in carried {
@@ -154,17 +141,10 @@ impl Part {
         Ok(())
     }
 
-    /// Once the carried positions are old, gives up those where nothing is
-    /// stored, each first found so more than [`SEAL_AFTER_MS`] ago by the
-    /// store's record of it (`hole:`): a void record at `pet:{id}`, or a
-    /// slot naming no pet (`0`), which every reader, 1.2.0's too, takes for
-    /// no pet. Best effort: a failed call leaves it carried.
-    pub fn seal_old<S: KvStore>(
-        &mut self,
-        store: &S,
-        clock: &Clock,
-        list: ListName,
-    ) -> Result<(), ApiError> {
+    /// Gives up those where nothing is stored, first found so more than
+    /// [`SEAL_AFTER_MS`] ago by the store's clock (`hole:`): a void record,
+    /// or a slot `0`, no pet to every reader. A failed call leaves it.
+    pub fn seal_old<S: KvStore>(&mut self, store: &S, clock: &Clock, list: ListName) -> Result<()> {
         let now_ms = clock.now_ms;
         if now_ms / 1000 < self.at.since_s + SEAL_AFTER_MS / 1000 {
             return Ok(());

@@ -1,60 +1,50 @@
-//! A counters create: an id and a position (two `increment`s), then the
-//! commit of slot and pet, the slot never after the pet, settled by reading
-//! back when a reply fails.
+//! A counters create: an id and a position (two `increment`s), then slot
+//! and pet, the slot never after the pet, settled by reading back.
 
+use crate::catalogue::backend::{shows_dynamodb, shows_sqlite_locked, UNDECLARED_DYNAMODB};
+use crate::catalogue::created::Result;
+use crate::catalogue::keys::{counter_key, decode_counter, pet_key, slot_key, ID_COUNTER};
+use crate::catalogue::record::{encode_pet, Pending, COMMIT_WITHIN_MS};
 use crate::errors::ApiError;
 use crate::model::{ListName, NewPet, Pet, PetStatus};
 use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError};
 
-use crate::catalogue::backend::{shows_dynamodb, shows_sqlite_locked, UNDECLARED_DYNAMODB};
-use crate::catalogue::keys::{counter_key, decode_counter, pet_key, slot_key, ID_COUNTER};
-use crate::catalogue::record::{encode_pet, Pending, COMMIT_WITHIN_MS};
-
-/// An id and a position, taken for one pet.
+/// An id and a position taken for a pet of `status`, at `started_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reserved {
     pub id: i64,
     pub position: i64,
+    status: PetStatus,
+    started_ms: u64,
 }
 
-/// What a create does when `ctr:id` is not a counter: the store holds
-/// another layout, which the catalogue names.
+/// What a create answers when `ctr:id` is not a counter.
 pub type Refuse<'r> = &'r dyn Fn(&[u8]) -> ApiError;
 
-/// A create: its id and position, then the commit of its slot and pet, in
-/// one batch where the backend's are all or nothing (`atomic`).
-pub fn create<S: KvStore>(
-    store: &Retrying<'_, S>,
+/// A create, its commit one batch where batches are `atomic`.
+pub fn create(
+    store: &Retrying<impl KvStore>,
     new: NewPet,
     atomic: bool,
     refuse: Refuse,
-) -> Result<Pet, ApiError> {
-    let started_ms = store.now_ms();
+) -> Result<Pet> {
     let reserved = reserve(store, new.status, refuse)?;
     let pet = new.into_pet(reserved.id);
     // A store that showed it is DynamoDB commits as its batches allow.
     let atomic = atomic && !store.escalated_by(&UNDECLARED_DYNAMODB);
-    commit(
-        store,
-        reserved,
-        (pet.status, &encode_pet(&pet)?),
-        atomic,
-        started_ms,
-    )?;
+    commit(store, reserved, &encode_pet(&pet)?, atomic)?;
     Ok(pet)
 }
 
-/// `increment ctr:id` → id; `increment ctr:{status}` → position. A failure
-/// of the first that is no lost race (DynamoDB's, a locked SQLite file's)
-/// reads `ctr:id` (once it can): not a counter, the store holds another
-/// layout, which no retry changes.
-pub fn reserve<S: KvStore>(
-    store: &Retrying<'_, S>,
+/// An id and a position. A failure of the first that is no lost race reads
+/// `ctr:id`: not a counter, the store holds another layout.
+pub fn reserve(
+    store: &Retrying<impl KvStore>,
     status: PetStatus,
     refuse: Refuse,
-) -> Result<Reserved, ApiError> {
-    let (mut backoff, mut looked) = (store.backoff(), false);
+) -> Result<Reserved> {
+    let (mut backoff, mut looked, started_ms) = (store.backoff(), false, store.now_ms());
     let id = loop {
         let e = match store.inner().increment(ID_COUNTER, 1) {
             Ok(id) => break id,
@@ -74,27 +64,30 @@ pub fn reserve<S: KvStore>(
         }
     };
     let position = store.increment(&counter_key(ListName::Status(status)), 1)?;
-    Ok(Reserved { id, position })
+    Ok(Reserved {
+        id,
+        position,
+        status,
+        started_ms,
+    })
 }
 
-/// Writes `slot:{status}:{position}` and `pet:{id}` (a keyed create's stage
-/// writes its pending record there, no pet to readers): both, or after a
-/// failure no pet visible without its slot. Past its commit window
-/// ([`COMMIT_WITHIN_MS`] after `started_ms`) it gives the position up.
-pub fn commit<S: KvStore>(
-    store: &Retrying<'_, S>,
-    reserved: Reserved,
-    (status, record): (PetStatus, &[u8]),
+/// Writes the slot and `pet:{id}` (for a keyed create, its pending record,
+/// no pet to readers): no pet visible without its slot. Past its window
+/// ([`COMMIT_WITHIN_MS`]) it gives the position up.
+pub fn commit(
+    store: &Retrying<impl KvStore>,
+    at: Reserved,
+    pet: &[u8],
     atomic: bool,
-    started_ms: u64,
-) -> Result<(), ApiError> {
+) -> Result<()> {
     let slot = (
-        slot_key(status, reserved.position),
-        reserved.id.to_string().into_bytes(),
+        slot_key(at.status, at.position),
+        at.id.to_string().into_bytes(),
     );
-    let pet = (pet_key(reserved.id), record.to_vec());
-    if store.now_ms() >= started_ms + COMMIT_WITHIN_MS {
-        let void = Pending::void(reserved.position).encode();
+    let pet = (pet_key(at.id), pet.to_vec());
+    if store.now_ms() >= at.started_ms + COMMIT_WITHIN_MS {
+        let void = Pending::void(at.position).encode();
         let _ = store.set_many(&[(slot.0, b"0".to_vec()), (pet.0, void)]);
         let why = "the create ran past its commit window and gave its id up";
         return Err(ApiError::StoreUnavailable(StoreError(why.into())));
@@ -110,9 +103,8 @@ pub fn commit<S: KvStore>(
     let Err(error) = written else {
         return Ok(());
     };
-    // Settled: the slot written again, alone, so that no pet is ever
-    // visible without it; then the record read back (there: a lost reply;
-    // absent: a hole). If the slot cannot be written, the pet is withdrawn.
+    // The slot again, alone; then the record read back (there: a lost
+    // reply). If the slot cannot be written, the pet is withdrawn.
     if store.set(&slot.0, &slot.1).is_ok() {
         return match store.get(&pet.0) {
             Ok(Some(stored)) if stored == pet.1 => Ok(()),
@@ -123,12 +115,7 @@ pub fn commit<S: KvStore>(
     if pet.1.starts_with(b"petstore-pending") {
         return Err(ApiError::StoreUnavailable(error));
     }
-    let withdrawn = Pending {
-        position: reserved.position,
-        started_ms: 0,
-        record: pet.1,
-    };
-    match store.set(&pet.0, &withdrawn.encode()) {
+    match store.set(&pet.0, &Pending::new(at.position, 0, pet.1).encode()) {
         Ok(()) => Err(ApiError::StoreUnavailable(error)),
         Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
     }

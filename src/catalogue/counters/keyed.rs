@@ -1,37 +1,32 @@
-//! A counters create under an `Idempotency-Key`: its word (`idem:{digest}`,
-//! 0 or a pet's id), the slot and a pending record staged before the word
-//! is claimed, so that whoever finds the claim can finish it.
-
-use crate::errors::ApiError;
-use crate::retry::Retrying;
-use crate::store::{KvStore, StoreError, SwapReport};
+//! A counters create under an `Idempotency-Key`: its word (0, or a pet's
+//! id), the slot and a pending record staged before the word is claimed,
+//! so that whoever finds the claim can finish it.
 
 use super::create::{commit, reserve, Refuse};
-
+use crate::catalogue::created::Result;
 use crate::catalogue::created::{Created, Followed, Keyed};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, pet_key, ID_COUNTER};
 use crate::catalogue::record::{encode_pet, unreadable, Pending, PetRecord};
+use crate::errors::ApiError;
+use crate::retry::Retrying;
+use crate::store::{KvStore, StoreError, SwapReport};
 
 /// The id a word binds its key to (0: free), if it is a word.
 pub fn word(bytes: &[u8]) -> Option<i64> {
     decode_counter(bytes).filter(|id| *id >= 0)
 }
 
-/// A compare-and-swap begun on the word, and what it saw.
 type Begun<C> = Option<(C, Option<Vec<u8>>)>;
 
-/// Creates the request's pet once per key. A new key: the read of its word
-/// (`increment` by 0, or, where a put-if-absent is atomic, a
-/// compare-and-swap's `new` and `current`), the two `increment`s, one
-/// `set-many` (slot and pending record), the claim (read back unless the
-/// swap reported success), one `set` (the pet). A replay: the read of the
-/// word, one `get`.
+/// The request's pet, once per key: the read of its word (`increment` by
+/// 0, or a compare-and-swap begun), reserve, stage, claim, commit; a
+/// replay: that read and one `get`.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
     put_if_absent: bool,
     refuse: Refuse,
-) -> Result<Created, ApiError> {
+) -> Result<Created> {
     let key = Key {
         store,
         keyed,
@@ -44,8 +39,6 @@ pub fn create<S: KvStore>(
             (key.bound(current.as_deref())?, Some((cas, current)))
         }
     };
-    // Lead, claiming the word from what it holds (0, or a create given
-    // up), or follow the create it is bound to.
     let mut from = (word == 0).then_some(0);
     loop {
         let followed = match from {
@@ -66,28 +59,14 @@ struct Key<'k, 's, S: KvStore> {
 }
 
 impl<S: KvStore> Key<'_, '_, S> {
-    /// The key is free (its word `from`: 0, or an abandoned create's id):
-    /// reserve, stage, claim the word from `from`, commit.
-    fn lead(&self, from: i64, begun: Begun<S::Cas>) -> Result<Followed, ApiError> {
+    /// The key is free (its word `from`: 0, or an abandoned create's id).
+    fn lead(&self, from: i64, begun: Begun<S::Cas>) -> Result<Followed> {
         let (store, keyed) = (self.store, self.keyed);
-        let started_ms = store.now_ms();
         let reserved = reserve(store, keyed.new.status, self.refuse)?;
         let pet = keyed.pet(reserved.id);
-        let record = encode_pet(&pet)?;
-        let pending = Pending {
-            position: reserved.position,
-            started_ms: keyed.lease.now_ms,
-            record,
-        };
-        // Staged in one set-many on every backend: a pending record is no
-        // pet, and the claim comes only once both are stored.
-        commit(
-            store,
-            reserved,
-            (pet.status, &pending.encode()),
-            true,
-            started_ms,
-        )?;
+        let pending = Pending::new(reserved.position, keyed.lease.now_ms, encode_pet(&pet)?);
+        // Staged in one set-many everywhere: a pending record is no pet.
+        commit(store, reserved, &pending.encode(), true)?;
         match self.claim(from, reserved.id, begun)? {
             owner if owner != reserved.id => follow(store, keyed, owner),
             _ if !pending.finishable(store.now_ms(), keyed.lease.lease_ms) => {
@@ -101,11 +80,10 @@ impl<S: KvStore> Key<'_, '_, S> {
         }
     }
 
-    /// Compare-and-swap of the word from `from` to `ours`; the word after,
-    /// read back unless the swap reported success (Spin's Redis reports a
-    /// conflict after writing). A swap that did not land while the word
-    /// still holds `from` is tried again under the retry policy.
-    fn claim(&self, from: i64, ours: i64, mut begun: Begun<S::Cas>) -> Result<i64, ApiError> {
+    /// The word swapped from `from` to `ours`; the word after, read back
+    /// unless the swap reported success (Redis reports a conflict after
+    /// writing). A swap that did not land is tried again.
+    fn claim(&self, from: i64, ours: i64, mut begun: Begun<S::Cas>) -> Result<i64> {
         let (store, record) = (self.store, &self.keyed.record_key);
         let (mut failure, mut backoff) = (
             StoreError("the claim's swap did not land".into()),
@@ -140,9 +118,9 @@ impl<S: KvStore> Key<'_, '_, S> {
         }
     }
 
-    /// The id a word binds its key to (0 if free, or absent). Anything else
-    /// another layout wrote, if `ctr:id` holds one: its refusal.
-    fn bound(&self, held: Option<&[u8]>) -> Result<i64, ApiError> {
+    /// The id a word binds its key to (0: free); another layout's record,
+    /// refused as `ctr:id` says.
+    fn bound(&self, held: Option<&[u8]>) -> Result<i64> {
         let Some(bytes) = held else {
             return Ok(0);
         };
@@ -154,13 +132,8 @@ impl<S: KvStore> Key<'_, '_, S> {
 }
 
 /// The key is bound to pet `id`: replay it, refuse another request, finish
-/// a create whose owner stopped before its commit, or, past its commit
-/// window, give that create up.
-pub fn follow<S: KvStore>(
-    store: &Retrying<'_, S>,
-    keyed: &Keyed,
-    id: i64,
-) -> Result<Followed, ApiError> {
+/// a create stopped before its commit, or give it up past its window.
+pub fn follow<S: KvStore>(store: &Retrying<'_, S>, keyed: &Keyed, id: i64) -> Result<Followed> {
     let (expected, key) = (encode_pet(&keyed.pet(id))?, pet_key(id));
     match PetRecord::of(&key, store.get(&key)?)? {
         PetRecord::Committed { json, .. } if json == expected => {
@@ -171,8 +144,7 @@ pub fn follow<S: KvStore>(
             if !p.finishable(store.now_ms(), keyed.lease.lease_ms) {
                 return Ok(Followed::Abandoned(id));
             }
-            // The owner's own commit, byte for byte: if the owner is late,
-            // not dead, its commit changes nothing after this one.
+            // The owner's own commit, byte for byte.
             commit_pet(store, id, &p.record)?;
             Ok(Followed::Done(Created::Pet(keyed.pet(id))))
         }
@@ -185,9 +157,8 @@ pub fn follow<S: KvStore>(
     }
 }
 
-/// The pet over its pending record: one `set`, settled by reading back when
-/// it fails. The same record twice changes nothing, so a retry can finish.
-fn commit_pet<S: KvStore>(store: &Retrying<'_, S>, id: i64, record: &[u8]) -> Result<(), ApiError> {
+/// The pet over its pending record: one `set`, read back if it fails.
+fn commit_pet<S: KvStore>(store: &Retrying<'_, S>, id: i64, record: &[u8]) -> Result<()> {
     let key = pet_key(id);
     let Err(e) = store.set(&key, record) else {
         return Ok(());

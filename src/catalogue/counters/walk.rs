@@ -1,15 +1,10 @@
 //! A page of a counters list: the walk along its positions and pieces, a
-//! gap filled from the truth, the pieces the truth added to written back;
-//! at the list's end, the positions earlier pages carried looked at again.
-
-use crate::errors::ApiError;
-use crate::model::ListName;
-use crate::store::KvStore;
+//! gap filled from the truth, the pieces it added to written back.
 
 use super::carry::{Part, Truth};
 use super::create::Refuse;
-
 use crate::catalogue::created::Clock;
+use crate::catalogue::created::Result;
 use crate::catalogue::cursor::{Counted, MAX_CARRIED};
 use crate::catalogue::keys::{
     counter_key, decode_counter, piece_key, piece_of, EMPTY_POSITIONS, PIECE_LEN,
@@ -18,17 +13,19 @@ use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::{sort_by_key, write_back, Piece};
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
 use crate::catalogue::record::unreadable;
+use crate::model::ListName;
+use crate::store::KvStore;
 
 /// Where a list ends: at its counter (read when needed), or at a position
-/// (on a store moved to lanes, the last id the counter handed out).
+/// (a moved store's last id before the move).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
     Counter,
     Fixed(i64),
 }
 
-/// The keys a page from `from` reads first where reads are batched: the
-/// pieces it spans, the list's counter, the truth of what it carries.
+/// The keys a page reads first, batched: its pieces, the list's counter,
+/// the truth of what it carries.
 pub fn first_keys(list: ListName, from: &Counted, limit: usize) -> Vec<String> {
     let pieces = piece_of(from.position)..=piece_of(from.position + limit.max(1) as i64 - 1);
     let mut keys: Vec<String> = pieces.map(|k| piece_key(list, k)).collect();
@@ -37,9 +34,9 @@ pub fn first_keys(list: ListName, from: &Counted, limit: usize) -> Vec<String> {
     keys
 }
 
-/// Up to `limit` pets of `list` from `from`, sorted by id, the list ending
-/// at `end`: the pieces the page spans, a gap filled from the truth (past
-/// [`EMPTY_POSITIONS`] empty ones, the page stops).
+/// Up to `limit` pets of `list` from `from`, sorted by id (past
+/// [`EMPTY_POSITIONS`] empty positions, the page stops); at the list's
+/// end, the positions earlier pages carried looked at again.
 pub fn walk<S: KvStore>(
     reader: &mut Reader<'_, S>,
     clock: &Clock,
@@ -47,7 +44,7 @@ pub fn walk<S: KvStore>(
     from: &Counted,
     limit: usize,
     refuse: Refuse,
-) -> Result<Part, ApiError> {
+) -> Result<Part> {
     let first = piece_of(from.position);
     let pieces = first..first + limit as i64 / PIECE_LEN + 2;
     // Batched reads: the pieces fetched ahead, decoded, each taken once.
@@ -97,11 +94,9 @@ pub fn walk<S: KvStore>(
         }
     }
     let mut part = walk.part;
-    let notes = part.notes.len();
-    write_back(walk.reader.store(), &writes, true, &mut part.notes);
-    if part.notes.len() == notes {
-        part.notes.extend(rebuilt);
-    }
+    let failed = write_back(walk.reader.store(), &writes, true);
+    part.notes
+        .extend(if failed.is_empty() { rebuilt } else { failed });
     if part.ended {
         part.recheck(walk.reader, clock, list, (carried, limit))?;
         part.seal_old(walk.reader.store(), clock, list)?;
@@ -110,12 +105,10 @@ pub fn walk<S: KvStore>(
     Ok(part)
 }
 
-/// One page's walk along a counters list.
 struct Walk<'w, 's, S: KvStore> {
     reader: &'w mut Reader<'s, S>,
     clock: &'w Clock<'w>,
-    /// The list, its first piece of the page, where it ends (once read,
-    /// its last position).
+    /// The list, the page's first piece, where the list ends.
     at: (ListName, i64, End),
     refuse: Refuse<'w>,
     limit: usize,
@@ -126,15 +119,14 @@ struct Walk<'w, 's, S: KvStore> {
 }
 
 impl<S: KvStore> Walk<'_, '_, S> {
-    /// Whether the page ends here: full, or past its empty positions (or
-    /// its carry full).
+    /// Whether the page ends: full, past its empty positions, carry full.
     fn full(&self) -> bool {
         self.part.pets.len() >= self.limit || self.empty_left == 0
     }
 
     /// The piece's positions from the walk's on: its pets, and for one it
-    /// lacks (up to the end), the truth; what the truth added.
-    fn take(&mut self, piece: i64, held: &Piece) -> Result<Vec<(i64, Listed)>, ApiError> {
+    /// lacks, the truth; what the truth added.
+    fn take(&mut self, piece: i64, held: &Piece) -> Result<Vec<(i64, Listed)>> {
         let (mut added, end) = (Vec::new(), (piece + 1) * PIECE_LEN);
         // The common case: the piece holds every position wanted of it.
         let wanted = self.limit.saturating_sub(self.part.pets.len()) as i64;
@@ -179,11 +171,9 @@ impl<S: KvStore> Walk<'_, '_, S> {
         Ok(added)
     }
 
-    /// Batched reads, at a gap whose truth is not fetched: in one batch, the
-    /// truth of the positions from `position` on that their pieces lack, up
-    /// to twice as many as the page still needs, so that holes among them
-    /// cost no second batch.
-    fn fetch_truth(&mut self, position: i64, current: &Piece) -> Result<(), ApiError> {
+    /// Batched, at a gap: the truth of the positions on that their pieces
+    /// lack, up to twice what the page needs, so holes cost no more batch.
+    fn fetch_truth(&mut self, position: i64, current: &Piece) -> Result<()> {
         if !self.reader.batched() || self.reader.holds(&Truth::key(self.at.0, position)) {
             return Ok(());
         }
@@ -209,8 +199,7 @@ impl<S: KvStore> Walk<'_, '_, S> {
         Truth::fetch(self.reader, self.at.0, keys)
     }
 
-    /// The list's last position: fixed, or its counter, read once.
-    fn last(&mut self) -> Result<i64, ApiError> {
+    fn last(&mut self) -> Result<i64> {
         if let End::Fixed(last) = self.at.2 {
             return Ok(last);
         }

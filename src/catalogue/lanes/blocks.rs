@@ -1,22 +1,18 @@
 //! Blocks of a lanes list at a known position: the unfiltered list's pieces
-//! of ids, and a status list's settled part merged across the lanes
-//! (`ixm:`), written whole. docs/key-value-layout.md.
-
-use crate::model::ListName;
-use crate::store::KvStore;
+//! of ids, a status's settled part merged across the lanes (`ixm:`).
 
 use super::geometry::Geometry;
 use super::merge::Part;
-
 use crate::catalogue::keys::{block_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::Piece;
 use crate::catalogue::reader::Reader;
+use crate::model::ListName;
+use crate::store::KvStore;
 
-/// Where a page from `from` (a cursor's lanes and word) begins in `list`,
-/// if known, and whether blocks are expected to hold it: the unfiltered
-/// list's start; a status cursor whose word is `2`. (A status list's first
-/// page reads the lanes: a rare status's first page is its last.)
+/// Where a page begins, if known, and whether blocks should hold it: the
+/// unfiltered list's start; a status cursor of word 2 (a status's first
+/// page reads the lanes: a rare status's first page is its last).
 pub fn start(list: ListName, from: &[u64], word: u64) -> (Option<u64>, bool) {
     let at = from.iter().sum::<u64>();
     let start = word == 0 && at == 0;
@@ -34,8 +30,7 @@ pub fn keys(list: ListName, at: u64, n: usize) -> Vec<String> {
         .collect()
 }
 
-/// How many pets a status page from position `at` reads from the lanes: on
-/// to the end of the block it ends in, so that it can write that block.
+/// Pets a status page from `at` reads: to its last block's end, to write it.
 pub fn extended(list: ListName, at: Option<u64>, limit: usize) -> usize {
     let len = PIECE_LEN as u64;
     match (list, at) {
@@ -44,10 +39,8 @@ pub fn extended(list: ListName, at: Option<u64>, limit: usize) -> usize {
     }
 }
 
-/// The page of `limit` from the blocks fetched, if they hold each of its
-/// positions: its pets, each lane moved on by the pets taken from it; and
-/// its cursor's word (the unfiltered list's: the rounds the blocks held
-/// whole, every lane's stored).
+/// The page from the blocks fetched, if they hold it, and its word (the
+/// unfiltered list's: the rounds the blocks held whole).
 pub fn page<S: KvStore>(
     reader: &Reader<'_, S>,
     g: &Geometry,
@@ -56,7 +49,6 @@ pub fn page<S: KvStore>(
     limit: usize,
 ) -> Option<(Part, u64)> {
     let at = from.iter().sum::<u64>();
-    // The unfiltered list's blocks hold ids; a status list's, positions.
     let first = at as i64 + if list == ListName::All { g.base() } else { 1 };
     let (mut pets, mut whole) = (Vec::with_capacity(limit), 0);
     for key in keys(list, at, limit) {
@@ -81,22 +73,12 @@ pub fn page<S: KvStore>(
     for pet in &pets {
         *from.get_mut(g.place(pet.id).0)? += 1;
     }
-    Some((
-        Part {
-            pets,
-            lanes: from,
-            more: true,
-            ..Part::default()
-        },
-        word,
-    ))
+    Some((Part::new(pets, from, true), word))
 }
 
-/// A status page read from the lanes, every lane having stored `rounds`:
-/// from position `at` (if known), it writes the whole blocks among its
-/// pets it did not read, and gives back those past `limit`. Its word: 0 if
-/// its last pet is not settled; else 1 (its lanes listed exactly the pets
-/// up to it), or 2 if the next page's blocks are there.
+/// A status page read from the lanes (`rounds` stored): it writes the
+/// whole blocks it did not read, gives back its pets past `limit`; its
+/// word: 1 if exact to a settled pet, 2 if the next blocks are there too.
 pub fn settle<S: KvStore>(
     reader: &Reader<'_, S>,
     g: &Geometry,
@@ -110,11 +92,9 @@ pub fn settle<S: KvStore>(
     let Some(at) = at else {
         return u64::from(ends_settled(part));
     };
-    // The position is checked against the blocks, never taken on a
-    // cursor's word (one not made here must not make a page write blocks
-    // that misplace pets): the block holding position `at` says its pet,
-    // and every lane's next pet is past it. Then each lane listed at least
-    // its pets up to it, and as the lanes listed `at` in all, exactly those.
+    // The position checked, not taken on a cursor's word: the block holding
+    // `at` says its pet, and every lane's next is past it, so the lanes
+    // listed exactly the `at` pets up to it.
     let first = part.pets.first().map_or(i64::MAX, |pet| pet.id);
     let block = (at > 0).then(|| reader.peek(&block_key(list, (at as i64 - 1) / PIECE_LEN)));
     let exact = match block {
@@ -150,8 +130,7 @@ pub fn settle<S: KvStore>(
     word
 }
 
-/// The whole blocks among `pets`, a status list's pets from position
-/// `at + 1` on, whose ids are at most `settled`.
+/// The whole blocks among `pets` (from `at + 1`), their ids settled.
 fn whole(list: ListName, at: u64, pets: &[Listed], settled: i64) -> Vec<(String, Vec<u8>)> {
     let (at, mut writes) = (at as i64, Vec::new());
     let mut j = (at + PIECE_LEN - 1) / PIECE_LEN;

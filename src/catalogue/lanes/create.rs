@@ -1,18 +1,16 @@
-//! A lanes create: the lane it tries (in turn when creates come one at a
-//! time, else drawn), the claim of that lane's next round by
-//! compare-and-swap of its head after storing the pet the head held, and
-//! whose a round is when a reply was lost.
-
-use crate::errors::ApiError;
-use crate::model::{NewPet, Pet};
-use crate::retry::Retrying;
-use crate::store::{KvStore, StoreError, SwapReport};
+//! A lanes create: the lane it tries, the claim of its next round by
+//! compare-and-swap of the head after storing the pet the head held.
 
 use super::geometry::Geometry;
 use super::head::{Claimed, Head, Heads};
-
+use crate::catalogue::created::{failed, Result};
 use crate::catalogue::keys::{head_key, pet_key, ID_COUNTER};
+use crate::catalogue::reader::found as found_in;
 use crate::catalogue::record::PetRecord;
+use crate::errors::ApiError;
+use crate::model::{NewPet, Pet};
+use crate::retry::Retrying;
+use crate::store::{KvStore, SwapReport};
 
 /// How many rounds past the fewest a create may claim a lane: no lane runs
 /// more than `AHEAD + 1` rounds ahead of another, so an id is at most
@@ -21,60 +19,42 @@ pub const AHEAD: u64 = 3;
 /// Heads tried one after the other without a wait.
 pub const QUICK_TRIES: u32 = 4;
 
-/// The heads of a store of known geometry: one `get-many`.
-pub fn heads<S: KvStore>(store: &Retrying<'_, S>, known: &Heads) -> Result<Heads, ApiError> {
-    let found = store.get_many(&Heads::keys(known.geometry().width()).collect::<Vec<_>>())?;
-    Heads::read(*known.geometry(), |key| {
-        found.iter().find(|(k, _)| k == key).map(|(_, v)| &v[..])
-    })
+pub fn heads<S: KvStore>(store: &Retrying<'_, S>, known: &Heads) -> Result<Heads> {
+    let g = *known.geometry();
+    let found = store.get_many(&Heads::keys(g.width()).collect::<Vec<_>>())?;
+    Heads::read(g, |key| found_in(&found, key))
 }
 
-/// A create: the next round of the lane [`first_choice`] names, of another
-/// after a race lost (at once; from the [`QUICK_TRIES`]th loss after a
-/// wait), only while it is at most [`AHEAD`] rounds past the fewest read.
-pub fn create<S: KvStore>(
-    store: &Retrying<'_, S>,
-    mut lanes: Heads,
-    new: NewPet,
-) -> Result<Pet, ApiError> {
+/// The next round of a lane at most [`AHEAD`] past the fewest; after a race
+/// lost, of another (at once; from the [`QUICK_TRIES`]th, after a wait).
+pub fn create<S: KvStore>(store: &Retrying<'_, S>, mut lanes: Heads, new: NewPet) -> Result<Pet> {
     let nonce = nonce(store.random());
     let mut lane = first_choice(&lanes.rounds(), store.random());
-    let (mut backoff, mut tries) = (store.backoff(), 0);
-    loop {
-        tries += 1;
+    let mut backoff = store.backoff();
+    for tries in 1.. {
         let ceiling = lanes.rounds().into_iter().min().unwrap_or(0) + AHEAD;
         let make = |id| Claimed::of(&new.clone().into_pet(id), nonce);
-        let lost = match claim(store, &lanes, lane, Want::Next { ceiling }, nonce, &make)? {
+        match claim(store, &lanes, (lane, Want::Next { ceiling }), nonce, &make)? {
             Claim::Won(id) => return Ok(new.into_pet(id)),
-            Claim::Lost(head, stale) => (head, stale),
-        };
-        if tries >= QUICK_TRIES && !backoff.wait() {
-            return Err(ApiError::StoreUnavailable(StoreError(format!(
-                "{tries} lanes tried were each taken by creates at the same moment"
-            ))));
-        }
-        // Where the lane is now; where every lane is, if the choice and
-        // the ceiling were made on what has passed.
-        match lost {
-            (_, true) => lanes = heads(store, &lanes)?,
-            (head, false) => lanes.set(lane, head),
+            _ if tries >= QUICK_TRIES && !backoff.wait() => break,
+            // Where every lane is, if the choice was made on what passed.
+            Claim::Lost(_, true) => lanes = heads(store, &lanes)?,
+            Claim::Lost(head, false) => lanes.set(lane, head),
         }
         lane = draw(&lanes.rounds(), Some(lane), store.random());
     }
+    Err(failed(
+        "the lanes tried were each taken by creates at the same moment",
+    ))
 }
 
-/// What `ctr:id` holding a word means for a lanes create, at a time: the
-/// store's lanes, and the mark to swap in if it is not of lanes yet.
-pub type Claims<'c> =
-    &'c dyn Fn(Option<&[u8]>, u64) -> Result<(Geometry, Option<Vec<u8>>), ApiError>;
+/// What `ctr:id` means to a lanes create: its lanes, and the mark to swap
+/// in if it is not of lanes yet.
+pub type Claims<'c> = &'c dyn Fn(Option<&[u8]>, u64) -> Result<(Geometry, Option<Vec<u8>>)>;
 
 /// Makes the store one of lanes by one compare-and-swap of `ctr:id`,
-/// conditioned on what it held (a counters create that drew an id
-/// meanwhile makes it try again): only where a put-if-absent is atomic.
-pub fn claim_mark<S: KvStore>(
-    store: &Retrying<'_, S>,
-    claims: Claims,
-) -> Result<Geometry, ApiError> {
+/// conditioned on what it held: only where a put-if-absent is atomic.
+pub fn claim_mark<S: KvStore>(store: &Retrying<'_, S>, claims: Claims) -> Result<Geometry> {
     let mut backoff = store.backoff();
     loop {
         let (cas, word) = store.cas_begin(ID_COUNTER)?;
@@ -90,39 +70,34 @@ pub fn claim_mark<S: KvStore>(
             return Ok(held);
         }
         if !backoff.wait() {
-            let why = "the move to lanes did not land: the counter kept moving";
-            return Err(ApiError::StoreUnavailable(StoreError(why.into())));
+            return Err(failed(
+                "the move to lanes did not land: the counter kept moving",
+            ));
         }
     }
 }
 
-/// 64 random bits that name one create.
 pub fn nonce(random: [u8; 16]) -> u64 {
     u64::from_le_bytes(random[..8].try_into().unwrap_or_default())
 }
 
-/// The lane a create tries first: when the lanes were filled one at a time
-/// (the first `j` a round ahead of the rest), the next in turn, `j`, so
-/// that creates one at a time get 1, 2, 3, …; else creates run at the same
-/// moment, and it is drawn, so that they spread instead of racing for one.
+/// The next lane in turn when they were filled one at a time (so creates
+/// one at a time get 1, 2, 3, …); else one drawn, so racing ones spread.
 pub fn first_choice(rounds: &[u64], random: [u8; 16]) -> usize {
     let fewest = rounds.iter().copied().min().unwrap_or(0);
-    let in_turn =
-        rounds.windows(2).all(|w| w[0] >= w[1]) && rounds.first().is_some_and(|f| f - fewest <= 1);
-    match in_turn {
+    let descending = rounds.windows(2).all(|w| w[0] >= w[1]);
+    match descending && rounds.first().is_some_and(|f| f - fewest <= 1) {
         true => rounds.iter().position(|r| *r == fewest).unwrap_or(0),
         false => draw(rounds, None, random),
     }
 }
 
 /// The fewer-rounds of two lanes drawn among those (but `tried`) at most
-/// [`AHEAD`] rounds past the fewest: creates at the same moment spread over
-/// many lanes, and the two choices still fill those behind first.
+/// [`AHEAD`] past the fewest: creates spread, and fill those behind first.
 pub fn draw(rounds: &[u64], tried: Option<usize>, random: [u8; 16]) -> usize {
     let fewest = rounds.iter().copied().min().unwrap_or(0);
-    let pool: Vec<usize> = (0..rounds.len())
-        .filter(|k| Some(*k) != tried && rounds[*k] <= fewest + AHEAD)
-        .collect();
+    let pool = (0..rounds.len()).filter(|k| Some(*k) != tried && rounds[*k] <= fewest + AHEAD);
+    let pool: Vec<usize> = pool.collect();
     let pick = |at: usize| {
         let bits = u32::from_le_bytes(random[at..at + 4].try_into().unwrap_or_default());
         pool.get(bits as usize % pool.len().max(1))
@@ -137,7 +112,6 @@ pub fn draw(rounds: &[u64], tried: Option<usize>, random: [u8; 16]) -> usize {
     }
 }
 
-/// Which round a claim takes.
 #[derive(Debug, Clone, Copy)]
 pub enum Want {
     /// The lane's next, unless the lane is past round `ceiling`.
@@ -146,29 +120,25 @@ pub enum Want {
     Round(u64),
 }
 
-/// How a claim ended: the round, and so this id, is the create's; or lost,
-/// with the lane's head as last read, and whether the lane is past the
-/// ceiling (the rounds the create chose by have passed).
+/// Won: the round's id. Lost: the head as last read, and whether it is
+/// past the ceiling (the rounds the create chose by have passed).
 pub enum Claim {
     Won(i64),
     Lost(Head, bool),
 }
 
-/// Claims the round `want` names of `lane` for the create named `nonce`:
-/// stores the pet the head held (before the swap begins, so that the window
-/// in which another swap wins is one round trip), then the head's `current`
-/// and `swap`; a failed or conflicting swap is settled by reading back.
+/// Claims a round of `lane` for the create `nonce`: stores the pet the
+/// head held first (another swap then wins only within one round trip),
+/// then swaps the head; a failed swap is settled by reading back.
 pub fn claim<S: KvStore>(
     store: &Retrying<'_, S>,
     lanes: &Heads,
-    lane: usize,
-    want: Want,
+    (lane, want): (usize, Want),
     nonce: u64,
-    make: &dyn Fn(i64) -> Result<Claimed, ApiError>,
-) -> Result<Claim, ApiError> {
+    make: &dyn Fn(i64) -> Result<Claimed>,
+) -> Result<Claim> {
     let (key, mut backoff, g) = (head_key(lane), store.backoff(), lanes.geometry());
-    let read = lanes.head(lane);
-    let mut stored = None;
+    let (read, mut stored) = (lanes.head(lane), None);
     let worth = match want {
         Want::Next { ceiling } => read.round() <= ceiling,
         Want::Round(wanted) => wanted == read.round() + 1,
@@ -196,62 +166,49 @@ pub fn claim<S: KvStore>(
             }
             _ => {}
         }
-        if stored != Some(head.round()) {
-            if let Some(writes) = head.stored(lane) {
-                store.set_many(&writes)?;
-            }
-            stored = Some(head.round());
+        if let (true, Some(writes)) = (stored != Some(head.round()), head.stored(lane)) {
+            store.set_many(&writes)?;
         }
+        stored = Some(head.round());
         let pet = make(g.id(lane, next))?;
         match store.cas_swap(cas, &head.next(pet.clone()).encode()) {
             Ok(SwapReport::Swapped) => return Ok(Claim::Won(pet.id())),
             Ok(SwapReport::Conflict) => {}
             Err(e) => store.learn(&e, &mut backoff),
         }
-        // Lost, or not known (Spin's DynamoDB reports every failed swap, a
-        // lost reply too, as a conflict): what the store holds decides.
+        // Lost, or not known (DynamoDB reports a lost reply as a conflict).
         match owner_of(store, lane, next, pet.id())? {
             (Some((owner, _)), _) if owner == nonce => return Ok(Claim::Won(pet.id())),
             (Some(_), head) => return Ok(Claim::Lost(head, false)),
             (None, _) if backoff.wait() => {}
-            (None, _) => {
-                return Err(ApiError::StoreUnavailable(StoreError(format!(
-                    "the claim of {key} did not land"
-                ))))
-            }
+            (None, _) => return Err(failed("the claim of a lane's head did not land")),
         }
     }
 }
 
-/// Whose a round is: the nonce of the create that claimed it, and its JSON.
 pub type Owner = (u64, Vec<u8>);
 
-/// Whose `round` of `lane` (id `id`) is, `None` if no create claimed it
-/// yet, and the lane's head: one `get-many` of the head and the stored pet.
-pub fn owner_of<S: KvStore>(
-    store: &S,
+/// Whose `round` of `lane` is (its nonce and JSON; none yet), and the
+/// lane's head: one `get-many` of the head and the stored pet.
+pub fn owner_of(
+    store: &impl KvStore,
     lane: usize,
     round: u64,
     id: i64,
-) -> Result<(Option<Owner>, Head), ApiError> {
+) -> Result<(Option<Owner>, Head)> {
     let (key, pet) = (head_key(lane), pet_key(id));
     let found = store.get_many(&[key.clone(), pet.clone()])?;
-    let value = |k: &str| found.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
+    let value = |k: &str| found_in(&found, k).map(<[u8]>::to_vec);
     let head = Head::decode(&key, value(&key).as_deref())?;
     let owner = match head.round() {
         r if r < round => None,
         r if r == round => head.last().map(|last| (last.nonce(), last.json().to_vec())),
         _ => match PetRecord::of(&pet, value(&pet))? {
-            PetRecord::Committed {
-                json,
-                nonce: Some(nonce),
-            } => Some((nonce, json)),
-            _ => {
-                return Err(ApiError::Internal(format!(
-                    "{pet} is below its lane's head and not stored"
-                )))
-            }
-        },
+            PetRecord::Committed { json, nonce } => nonce.map(|nonce| (nonce, json)),
+            _ => None,
+        }
+        .map(Some)
+        .ok_or_else(|| ApiError::Internal(format!("{pet} is below its lane's head, not stored")))?,
     };
     Ok((owner, head))
 }

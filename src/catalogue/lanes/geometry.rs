@@ -1,37 +1,26 @@
-//! A lanes store's geometry, as its mark says: how many lanes (any width,
-//! read from the mark, never assumed), the first id of the lanes, and what a
-//! counter handed out before a move; ids ↔ lanes and rounds, and pieces.
-
-use crate::model::ListName;
+//! A lanes store's geometry, as its mark says: how many lanes (any width),
+//! the first id of the lanes, a move's; ids ↔ lanes and rounds, pieces.
 
 use crate::catalogue::cursor::MAX_LANES;
 use crate::catalogue::keys::{lane_piece_key, PIECE_LEN};
+use crate::model::ListName;
 
 /// Round `n` of lane `k` is id `base + width·(n − 1) + k`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {
     width: usize,
-    /// 1, or one past a multiple of 32 above the ids of a move.
     base: i64,
-    /// The last id the counter handed out before a move (0: none).
+    /// The last id the counter handed out, and when it moved (0: never).
     legacy_last: i64,
-    /// When the move ran (Unix ms; 0 for a store that began in lanes).
     moved_ms: u64,
 }
 
 impl Geometry {
-    /// A geometry, if it is one: 1 to 64 lanes that begin on a block past
-    /// the ids before them.
+    /// 1 to 64 lanes that begin on a block past the ids before them.
     pub fn new(width: usize, base: i64, legacy_last: i64, moved_ms: u64) -> Option<Geometry> {
-        let sound = (1..=MAX_LANES).contains(&width)
-            && base % PIECE_LEN == 1
-            && (0..base).contains(&legacy_last);
-        sound.then_some(Geometry {
-            width,
-            base,
-            legacy_last,
-            moved_ms,
-        })
+        let sound = (1..=MAX_LANES).contains(&width) && base % PIECE_LEN == 1;
+        let g = Geometry::after(width, legacy_last, moved_ms);
+        (sound && (0..base).contains(&legacy_last)).then_some(Geometry { base, ..g })
     }
 
     /// The lanes of a store whose counter stood at `last` (0: a new store).
@@ -61,24 +50,20 @@ impl Geometry {
         self.moved_ms
     }
 
-    /// Whether the store was moved from counters.
     pub fn moved(&self) -> bool {
         self.moved_ms > 0 || self.legacy_last > 0
     }
 
-    /// The id of round `round` (from 1) of `lane`.
     pub fn id(&self, lane: usize, round: u64) -> i64 {
         self.base + self.width as i64 * (round as i64 - 1) + lane as i64
     }
 
-    /// The lane and round of an id of the lanes (at least the base).
     pub fn place(&self, id: i64) -> (usize, u64) {
         let (offset, width) = (id - self.base, self.width as i64);
         ((offset % width) as usize, (offset / width) as u64 + 1)
     }
 
-    /// Per lane, the rounds whose ids are below `position` (a counters
-    /// cursor, which listed every id below it).
+    /// Per lane, the rounds below `position`, a counters cursor's.
     pub fn rounds_below(&self, position: Option<i64>) -> Vec<u64> {
         let below = |lane: usize| match position {
             Some(p) if p - 1 - self.base - lane as i64 >= 0 => {
@@ -89,13 +74,11 @@ impl Geometry {
         (0..self.width).map(below).collect()
     }
 
-    /// The unfiltered list's block (`ix3:all:{k}`) that holds id `id`.
     pub fn block(&self, id: i64) -> i64 {
         (id - self.base) / PIECE_LEN
     }
 
-    /// The key of the piece that holds entry `index` of `lane` in `list`:
-    /// a round's id, or a position among the lane's pets of a status.
+    /// The piece of entry `index` of `lane`: a round, or a status position.
     pub fn piece(&self, list: ListName, lane: usize, index: u64) -> String {
         match list {
             ListName::All => lane_piece_key(list, lane, self.block(self.id(lane, index))),

@@ -1,95 +1,71 @@
 //! A lane's head, `lane:{k}`: its last round, its counts of each status, and
-//! that round's pet, which the lane's next create stores before it claims
-//! the next round; and the heads of a store as one read found them.
-
-use crate::errors::ApiError;
-use crate::model::{Pet, PetStatus};
+//! that round's pet, stored by the lane's next create; and a store's heads.
 
 use super::geometry::Geometry;
-
+use crate::catalogue::created::Result;
 use crate::catalogue::keys::{entry_key, head_key, pet_key};
-use crate::catalogue::record::{encode_pet, first_line, persisted, unreadable};
+use crate::catalogue::record::{encode_pet, persisted, unreadable, words};
+use crate::model::{Pet, PetStatus};
 
 /// `petstore-lane 1 <round> <available> <pending> <sold> <status> <id>
 /// <nonce>`, a newline, the round's pet JSON.
 const HEADER: &str = "petstore-lane 1 ";
 
-/// The pet a head holds, made from the pet itself so that its id, status
-/// and JSON agree; `nonce` names the create that claimed it.
+/// A head's pet, made from the pet so that id, status and JSON agree, and
+/// the nonce of its create: id, status, nonce, JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claimed {
-    id: i64,
-    status: PetStatus,
-    nonce: u64,
-    json: Vec<u8>,
-}
+pub struct Claimed(i64, PetStatus, u64, Vec<u8>);
 
 impl Claimed {
-    pub fn of(pet: &Pet, nonce: u64) -> Result<Claimed, ApiError> {
-        let (id, status, json) = (pet.id, pet.status, encode_pet(pet)?);
-        Ok(Claimed {
-            id,
-            status,
-            nonce,
-            json,
-        })
+    pub fn of(pet: &Pet, nonce: u64) -> Result<Claimed> {
+        Ok(Claimed(pet.id, pet.status, nonce, encode_pet(pet)?))
     }
 
     pub fn id(&self) -> i64 {
-        self.id
+        self.0
     }
 
     pub fn status(&self) -> PetStatus {
-        self.status
+        self.1
     }
 
     pub fn nonce(&self) -> u64 {
-        self.nonce
+        self.2
     }
 
     pub fn json(&self) -> &[u8] {
-        &self.json
+        &self.3
     }
 }
 
-/// A lane's head: round 0 (no key yet) holds no pet. Read, or the next
-/// round claimed from one, so that its counts and pet agree with its round;
-/// or known only to be past a round (`past`: no counts, no pet).
+/// A lane's head: its round, the pets of each status up to it (the last's
+/// position in its list), that round's pet. Read, or claimed from one, so
+/// that they agree; or known only to be past a round (`past`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Head {
-    round: u64,
-    /// Pets of each status (in [`PetStatus::ALL`]'s order) in rounds 1 to
-    /// `round`: the last one's position in its status's list of the lane.
-    counts: [u64; 3],
-    last: Option<Claimed>,
-}
+pub struct Head(u64, [u64; 3], Option<Claimed>);
 
 impl Head {
     pub fn round(&self) -> u64 {
-        self.round
+        self.0
     }
 
     pub fn count(&self, status: PetStatus) -> u64 {
-        self.counts[status as usize]
+        self.1[status as usize]
     }
 
     pub fn last(&self) -> Option<&Claimed> {
-        self.last.as_ref()
+        self.2.as_ref()
     }
 
     pub fn into_last(self) -> Option<Claimed> {
-        self.last
+        self.2
     }
 
-    /// A head known only to be past `round`, its rounds up to it stored.
     pub fn past(round: u64) -> Head {
-        Head {
-            round,
-            ..Head::default()
-        }
+        Head(round, [0; 3], None)
     }
 
-    pub fn decode(key: &str, value: Option<&[u8]>) -> Result<Head, ApiError> {
+    pub fn decode(key: &str, value: Option<&[u8]>) -> Result<Head> {
         let Some(bytes) = value else {
             return Ok(Head::default());
         };
@@ -97,64 +73,46 @@ impl Head {
     }
 
     fn parse(bytes: &[u8]) -> Option<Head> {
-        let (meta, json) = first_line(bytes.strip_prefix(HEADER.as_bytes())?)?;
-        let mut words = meta.split(' ');
-        let mut number = || words.next()?.parse::<u64>().ok();
-        let (round, counts) = (number()?, [number()?, number()?, number()?]);
-        let status = PetStatus::parse(words.next()?)?;
-        let id = words.next()?.parse().ok()?;
-        let nonce = u64::from_str_radix(words.next()?, 16).ok()?;
-        let sound = round >= 1 && counts[status as usize] >= 1 && words.next().is_none();
-        let last = Some(Claimed {
-            id,
-            status,
-            nonce,
-            json: json.to_vec(),
-        });
-        sound.then_some(Head {
-            round,
-            counts,
-            last,
-        })
+        let (words, json) = words(bytes, HEADER)?;
+        let [round, a, p, s, status, id, nonce] = words[..] else {
+            return None;
+        };
+        let number = |word: &str| word.parse::<u64>().ok();
+        let (round, counts) = (number(round)?, [number(a)?, number(p)?, number(s)?]);
+        let status = PetStatus::parse(status)?;
+        let (id, nonce) = (id.parse().ok()?, u64::from_str_radix(nonce, 16).ok()?);
+        let pet = Claimed(id, status, nonce, json.to_vec());
+        let sound = round >= 1 && counts[status as usize] >= 1;
+        sound.then_some(Head(round, counts, Some(pet)))
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let Some(last) = &self.last else {
+        let Some(Claimed(id, status, nonce, json)) = &self.2 else {
             return Vec::new();
         };
-        let [a, p, s] = self.counts;
-        let (round, status) = (self.round, last.status.as_str());
-        let meta = format!(
-            "{HEADER}{round} {a} {p} {s} {status} {} {:016x}\n",
-            last.id, last.nonce
-        );
-        [meta.as_bytes(), &last.json].concat()
+        let (round, [a, p, s], status) = (self.0, self.1, status.as_str());
+        let meta = format!("{HEADER}{round} {a} {p} {s} {status} {id} {nonce:016x}\n");
+        [meta.as_bytes(), json].concat()
     }
 
-    /// The head once `pet` claims the next round.
     pub fn next(&self, pet: Claimed) -> Head {
-        let mut counts = self.counts;
-        counts[pet.status as usize] += 1;
-        Head {
-            round: self.round + 1,
-            counts,
-            last: Some(pet),
-        }
+        let mut counts = self.1;
+        counts[pet.1 as usize] += 1;
+        Head(self.0 + 1, counts, Some(pet))
     }
 
-    /// The writes that store its pet where every earlier round is:
-    /// `pet:{id}` and its status entry, the same bytes whoever writes them.
+    /// Its pet stored where earlier rounds are, the same bytes by anyone.
     pub fn stored(&self, lane: usize) -> Option<[(String, Vec<u8>); 2]> {
-        let last = self.last.as_ref()?;
-        let position = self.count(last.status);
+        let last = self.last()?;
+        let position = self.count(last.1);
         Some([
-            (pet_key(last.id), persisted(last.nonce, &last.json)),
-            (entry_key(last.status, lane, position), last.json.clone()),
+            (pet_key(last.0), persisted(last.2, &last.3)),
+            (entry_key(last.1, lane, position), last.3.clone()),
         ])
     }
 }
 
-/// A lanes store as one read found it: its geometry and each lane's head.
+/// A lanes store as one read found it.
 #[derive(Debug, Clone)]
 pub struct Heads {
     geometry: Geometry,
@@ -162,22 +120,17 @@ pub struct Heads {
 }
 
 impl Heads {
-    /// The keys of the heads of `width` lanes.
     pub fn keys(width: usize) -> impl Iterator<Item = String> {
         (0..width).map(head_key)
     }
 
-    /// The heads `value` (what a `get-many` found; absent: round 0) holds.
-    pub fn read<'v>(
-        geometry: Geometry,
-        value: impl Fn(&str) -> Option<&'v [u8]>,
-    ) -> Result<Heads, ApiError> {
+    /// The heads a `get-many` found (absent: round 0).
+    pub fn read<'v>(geometry: Geometry, value: impl Fn(&str) -> Option<&'v [u8]>) -> Result<Heads> {
         let head = |k| Head::decode(&head_key(k), value(&head_key(k)));
         let heads = (0..geometry.width()).map(head).collect::<Result<_, _>>()?;
         Ok(Heads { geometry, heads })
     }
 
-    /// Heads known only to be past round `stored` (a cursor's word).
     pub fn past(geometry: Geometry, stored: u64) -> Heads {
         let heads = vec![Head::past(stored); geometry.width()];
         Heads { geometry, heads }
@@ -205,7 +158,6 @@ impl Heads {
         &self.heads
     }
 
-    /// A lane's head as read again.
     pub fn set(&mut self, lane: usize, head: Head) {
         self.heads[lane] = head;
     }
@@ -224,12 +176,7 @@ mod tests {
             r#"{{"id":{id},"name":"a","categoryId":1,"status":"{}"}}"#,
             status.as_str()
         );
-        Claimed {
-            id,
-            status,
-            nonce: 0xfeed,
-            json: json.into_bytes(),
-        }
+        Claimed(id, status, 0xfeed, json.into_bytes())
     }
 
     #[test]
@@ -238,14 +185,14 @@ mod tests {
             .next(claimed(1, PetStatus::Sold))
             .next(claimed(17, PetStatus::Available))
             .next(claimed(33, PetStatus::Sold));
-        assert_eq!((head.round, head.counts), (3, [1, 0, 2]));
+        assert_eq!((head.0, head.1), (3, [1, 0, 2]));
         let bytes = head.encode();
         assert!(bytes.starts_with(b"petstore-lane 1 3 1 0 2 sold 33 000000000000feed\n{"));
         assert_eq!(Head::decode("lane:0", Some(&bytes)).unwrap(), head);
         let [(pet, record), (entry, json)] = head.stored(0).unwrap();
         assert_eq!((pet.as_str(), entry.as_str()), ("pet:33", "sx:sold:0:2"));
         assert!(record.starts_with(b"petstore-pet 1 000000000000feed\n"));
-        assert_eq!(json, head.last.unwrap().json);
+        assert_eq!(json, head.2.unwrap().3);
         assert_eq!(Head::decode("lane:0", None).unwrap(), Head::default());
         assert!(Head::default().stored(0).is_none());
         for bad in [

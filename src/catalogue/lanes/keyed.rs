@@ -2,15 +2,14 @@
 //! start, nonce, pet) claimed by put-if-absent, then its round; replayed,
 //! refused, finished or moved on by whoever finds it.
 
+use super::create::{claim, draw, first_choice, nonce, owner_of, Claim, Want, QUICK_TRIES};
+use super::head::{Claimed, Heads};
+use crate::catalogue::created::Result;
+use crate::catalogue::created::{Created, Followed, Keyed};
+use crate::catalogue::record::{unreadable, words};
 use crate::errors::ApiError;
 use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
-
-use super::create::{claim, draw, first_choice, nonce, owner_of, Claim, Want, QUICK_TRIES};
-use super::head::{Claimed, Heads};
-
-use crate::catalogue::created::{Created, Followed, Keyed};
-use crate::catalogue::record::{unreadable, words};
 
 /// `petstore-intent 1 <lane> <round> <id> <started ms> <nonce>`, a
 /// newline, the pet's JSON.
@@ -25,6 +24,15 @@ struct Intent {
 }
 
 impl Intent {
+    fn new(lane: usize, round: u64, started_ms: u64, pet: Claimed) -> Intent {
+        Intent {
+            lane,
+            round,
+            started_ms,
+            pet,
+        }
+    }
+
     fn encode(&self) -> Vec<u8> {
         let (lane, round, id, nonce) = (self.lane, self.round, self.pet.id(), self.pet.nonce());
         let meta = format!(
@@ -35,27 +43,23 @@ impl Intent {
     }
 }
 
-/// What a record this layout did not write leads to: a moved store's
-/// counters part follows its word (`None`: no part of the store wrote it).
-pub type Older<'o> = &'o dyn Fn(&[u8]) -> Option<Result<Followed, ApiError>>;
+/// A record of another layout, a moved store's counters part follows.
+pub type Older<'o> = &'o dyn Fn(&[u8]) -> Option<Result<Followed>>;
 
-/// A keyed create on a lanes store: the request, and how to read the heads.
 struct Key<'k, 's, S: KvStore> {
     store: &'k Retrying<'s, S>,
     keyed: &'k Keyed,
-    lanes: &'k dyn Fn() -> Result<Heads, ApiError>,
+    lanes: &'k dyn Fn() -> Result<Heads>,
 }
 
-/// Creates the request's pet once per key. A new key: the record's
-/// `current` (absent), the heads' read, its `swap` (the intent), then the
-/// claim of the intent's round. A replay: the record's `current`, one
-/// `get-many` of the head and the pet.
+/// The request's pet, once per key: the record's `current`, the heads, its
+/// `swap` (the intent), the claim; a replay: `current` and one `get-many`.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
-    lanes: &dyn Fn() -> Result<Heads, ApiError>,
+    lanes: &dyn Fn() -> Result<Heads>,
     older: Older,
-) -> Result<Created, ApiError> {
+) -> Result<Created> {
     let key = Key {
         store,
         keyed,
@@ -82,7 +86,6 @@ pub fn create<S: KvStore>(
             Ok(SwapReport::Conflict) => {}
             Err(e) => store.learn(&e, &mut backoff),
         }
-        // Whatever the swap reported, what the record holds decides.
         match key.read()? {
             Some(Ok(held)) if held == intent => return key.finish(read, intent),
             Some(held) => return key.follow(held?),
@@ -97,26 +100,14 @@ pub fn create<S: KvStore>(
 }
 
 impl<S: KvStore> Key<'_, '_, S> {
-    /// The request's pet as the next round of `lane` in `lanes`.
-    fn intent(
-        &self,
-        lanes: &Heads,
-        lane: usize,
-        started_ms: u64,
-        nonce: u64,
-    ) -> Result<Intent, ApiError> {
+    fn intent(&self, lanes: &Heads, lane: usize, started_ms: u64, nonce: u64) -> Result<Intent> {
         let round = lanes.head(lane).round() + 1;
         let pet = Claimed::of(&self.keyed.pet(lanes.geometry().id(lane, round)), nonce)?;
-        Ok(Intent {
-            lane,
-            round,
-            started_ms,
-            pet,
-        })
+        Ok(Intent::new(lane, round, started_ms, pet))
     }
 
     /// The intent `bytes` hold, if an intent: this request's, or a 422.
-    fn decode(&self, bytes: &[u8]) -> Option<Result<Intent, ApiError>> {
+    fn decode(&self, bytes: &[u8]) -> Option<Result<Intent>> {
         let (words, json) = words(bytes, HEADER)?;
         let read = || match words[..] {
             [lane, round, id, started, nonce] => Some((
@@ -130,35 +121,27 @@ impl<S: KvStore> Key<'_, '_, S> {
         };
         Some(
             Claimed::of(&self.keyed.pet(id), nonce).and_then(|pet| match pet.json() == json {
-                true => Ok(Intent {
-                    lane,
-                    round,
-                    started_ms,
-                    pet,
-                }),
+                true => Ok(Intent::new(lane, round, started_ms, pet)),
                 false => Err(ApiError::IdempotencyKeyReused),
             }),
         )
     }
 
-    /// The intent the key's record holds, read again.
-    fn read(&self) -> Result<Option<Result<Intent, ApiError>>, ApiError> {
+    fn read(&self) -> Result<Option<Result<Intent, ApiError>>> {
         Ok(self
             .store
             .get(&self.keyed.record_key)?
             .and_then(|held| self.decode(&held)))
     }
 
-    /// Claims the intent's round; when another create took it first, moves
-    /// the intent to the next round of the lane [`draw`] names in the heads
-    /// read again (a compare-and-swap of the record from this intent only),
-    /// so that lanes stay as even as plain creates keep them, and claims it.
-    fn finish(&self, mut read: Heads, mut intent: Intent) -> Result<Created, ApiError> {
+    /// Claims the intent's round; when another took it, moves the intent to
+    /// another lane's next (swapped from this intent only), and claims it.
+    fn finish(&self, mut read: Heads, mut intent: Intent) -> Result<Created> {
         let (store, mut backoff) = (self.store, self.store.backoff());
         for tries in 1.. {
             let (pet, want) = (intent.pet.clone(), Want::Round(intent.round));
             let make = |_| Ok(pet.clone());
-            if let Claim::Won(id) = claim(store, &read, intent.lane, want, pet.nonce(), &make)? {
+            if let Claim::Won(id) = claim(store, &read, (intent.lane, want), pet.nonce(), &make)? {
                 return Ok(Created::Pet(self.keyed.pet(id)));
             }
             if tries >= QUICK_TRIES && !backoff.wait() {
@@ -188,10 +171,9 @@ impl<S: KvStore> Key<'_, '_, S> {
         Err(self.lost())
     }
 
-    /// The key holds this request's intent: its round claimed by it → a
-    /// replay; not yet, within the lease → 409; after it → finish it as its
-    /// owner would.
-    fn follow(&self, intent: Intent) -> Result<Created, ApiError> {
+    /// This request's intent: claimed → a replay; not yet, within the
+    /// lease → 409; after → finished as its owner would.
+    fn follow(&self, intent: Intent) -> Result<Created> {
         let id = intent.pet.id();
         if let (Some((owner, body)), _) = owner_of(self.store, intent.lane, intent.round, id)? {
             if owner == intent.pet.nonce() {

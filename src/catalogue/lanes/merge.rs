@@ -3,21 +3,20 @@
 
 use std::collections::BTreeMap;
 
-use crate::errors::ApiError;
-use crate::model::ListName;
-use crate::store::KvStore;
-
 use super::head::Heads;
 use super::pieces::Pieces;
-
+use crate::catalogue::created::Result;
 use crate::catalogue::keys::{entry_key, pet_key};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::Piece;
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
 use crate::catalogue::record::PetRecord;
+use crate::errors::ApiError;
+use crate::model::ListName;
+use crate::store::KvStore;
 
-/// What a page of the lanes found: its pets in id order, how far it went
-/// in each lane, whether entries remain, what it writes back.
+/// A page of the lanes: its pets, how far it went in each lane, whether
+/// entries remain, what it writes back.
 #[derive(Debug, Default)]
 pub struct Part {
     pub pets: Vec<Listed>,
@@ -27,17 +26,26 @@ pub struct Part {
     pub notes: Vec<String>,
 }
 
-/// Up to `limit` pets of `list` after `from` (per lane, what was listed):
-/// entries chosen while every lane's next id is known, what the page lacks
-/// read in batches, until the page is full or the lanes end (each batch
-/// learns an entry at least).
+impl Part {
+    pub fn new(pets: Vec<Listed>, lanes: Vec<u64>, more: bool) -> Part {
+        Part {
+            pets,
+            lanes,
+            more,
+            ..Part::default()
+        }
+    }
+}
+
+/// Up to `limit` pets after `from`: chosen while every lane's next id is
+/// known, what is lacking read in batches (each learns one at least).
 pub fn page<S: KvStore>(
     reader: &mut Reader<'_, S>,
     lanes: &Heads,
     list: ListName,
     from: Vec<u64>,
     limit: usize,
-) -> Result<Part, ApiError> {
+) -> Result<Part> {
     let end: Vec<u64> = lanes
         .all()
         .iter()
@@ -57,7 +65,6 @@ pub fn page<S: KvStore>(
         pieces,
     };
     for (lane, head) in lanes.all().iter().enumerate() {
-        // The head's pet: its lane's last entry (of its status's).
         if let Some(last) = head
             .last()
             .filter(|last| list.status().is_none_or(|s| s == last.status()))
@@ -67,7 +74,6 @@ pub fn page<S: KvStore>(
                 pet.ok_or_else(|| ApiError::Internal(format!("lane {lane}'s head holds no pet")))?;
             merge.known.insert((lane, merge.end[lane]), pet);
         }
-        // The pieces the first `get-many` fetched.
         let mut index = merge.next[lane];
         while index <= merge.end[lane] {
             let key = merge.piece(lane, index);
@@ -103,15 +109,12 @@ struct Merge<'m, 's, S: KvStore> {
     /// Per lane: the next entry to consider, and the last.
     next: Vec<u64>,
     end: Vec<u64>,
-    /// Entries whose pet is known, by lane and index.
     known: BTreeMap<(usize, u64), Listed>,
-    /// Entries chosen for the page, in id order: lane, index.
     chosen: Vec<(usize, u64)>,
     pieces: Pieces,
 }
 
 impl<S: KvStore> Merge<'_, '_, S> {
-    /// The id of entry `index` of `lane`, if known without a read.
     fn id_of(&self, lane: usize, index: u64) -> Option<i64> {
         match self.list {
             ListName::All => Some(self.lanes.geometry().id(lane, index)),
@@ -119,9 +122,8 @@ impl<S: KvStore> Merge<'_, '_, S> {
         }
     }
 
-    /// Chooses the next entries in id order while every lane's next id is
-    /// known, up to the page's limit or the lanes' ends; whether a lane's
-    /// next id, unknown, blocked the choice.
+    /// Chooses entries in id order while every lane's next id is known;
+    /// whether one unknown blocked the choice.
     fn choose(&mut self) -> bool {
         while self.chosen.len() < self.limit {
             let mut best: Option<(i64, usize)> = None;
@@ -146,9 +148,8 @@ impl<S: KvStore> Merge<'_, '_, S> {
         self.next[lane] <= self.end[lane] && !self.known.contains_key(&(lane, self.next[lane]))
     }
 
-    /// The keys that let the page go on, and their entries: the pets of
-    /// chosen entries not known yet and, if a lane blocks the choice, its
-    /// next entries; each with its piece, if not read yet.
+    /// The keys that let the page go on: the chosen entries' pets, a
+    /// blocking lane's next ones, their pieces; and those entries.
     fn wanted(&self, blocked: bool) -> (Vec<String>, Vec<(usize, u64)>) {
         let mut asked = self.chosen.clone();
         if blocked {
@@ -182,7 +183,6 @@ impl<S: KvStore> Merge<'_, '_, S> {
         (keys, asked)
     }
 
-    /// Where entry `index` of `lane` was stored: `pet:{id}`, a status entry.
     fn truth_key(&self, lane: usize, index: u64) -> String {
         match self.list.status() {
             None => pet_key(self.lanes.geometry().id(lane, index)),
@@ -194,7 +194,6 @@ impl<S: KvStore> Merge<'_, '_, S> {
         self.lanes.geometry().piece(self.list, lane, index)
     }
 
-    /// Takes the piece at `key` of `lane`, if it was fetched.
     fn take_piece(&mut self, lane: usize, key: &str) -> bool {
         if !self.reader.holds(key) {
             return false;
@@ -213,9 +212,8 @@ impl<S: KvStore> Merge<'_, '_, S> {
         true
     }
 
-    /// What the last batch fetched for `asked`: pieces, then stored pets
-    /// (below their lane's head, so they must be there).
-    fn take_fetched(&mut self, asked: Vec<(usize, u64)>) -> Result<(), ApiError> {
+    /// What the last batch fetched: pieces, then pets below their heads.
+    fn take_fetched(&mut self, asked: Vec<(usize, u64)>) -> Result<()> {
         for (lane, index) in asked {
             let piece = self.piece(lane, index);
             if !self.pieces.has(&piece) {
@@ -241,24 +239,15 @@ impl<S: KvStore> Merge<'_, '_, S> {
         Ok(())
     }
 
-    /// The page, and what it learned written into the pieces it read.
     fn finish(mut self) -> Part {
-        let lanes = self.next.iter().map(|n| n - 1).collect();
-        let mut part = Part {
-            lanes,
-            ..Part::default()
-        };
-        part.pets = self
-            .chosen
-            .iter()
-            .map(|entry| self.known[entry].clone())
-            .collect();
-        part.more = part.lanes.iter().zip(&self.end).any(|(at, end)| at < end);
+        let lanes: Vec<u64> = self.next.iter().map(|n| n - 1).collect();
+        let more = lanes.iter().zip(&self.end).any(|(at, end)| at < end);
+        let pets = self.chosen.iter().map(|entry| self.known[entry].clone());
+        let mut part = Part::new(pets.collect(), lanes, more);
         for ((lane, index), pet) in &self.known {
-            let position = if self.list == ListName::All {
-                pet.id
-            } else {
-                *index as i64
+            let position = match self.list {
+                ListName::All => pet.id,
+                ListName::Status(_) => *index as i64,
             };
             let piece = self.lanes.geometry().piece(self.list, *lane, *index);
             self.pieces.learn(&piece, position, pet);

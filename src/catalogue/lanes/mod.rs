@@ -1,6 +1,6 @@
-//! The lanes layout: lanes of ids (as many as the mark says), each a log
-//! whose next round a create claims by compare-and-swap of its head; pages
-//! merge the lanes. docs/key-value-layout.md, "The lanes layout".
+//! The lanes layout: lanes of ids, as many as the mark says, each a log whose
+//! next round a create claims by compare-and-swap of its head; pages merge
+//! the lanes. docs/key-value-layout.md, "The lanes layout".
 
 mod blocks;
 mod create;
@@ -16,13 +16,14 @@ pub use head::Heads;
 pub use keyed::create as keyed;
 pub use merge::Part;
 
+use crate::catalogue::created::Result;
 use crate::errors::ApiError;
 use crate::model::ListName;
 use crate::store::KvStore;
 
 use crate::catalogue::created::Page;
 use crate::catalogue::cursor::{Laned, Parts};
-use crate::catalogue::keys::{head_key, pet_key};
+use crate::catalogue::keys::{block_key, head_key, pet_key};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::write_back;
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
@@ -30,56 +31,40 @@ use crate::catalogue::record::{listed, PetRecord};
 
 use head::Head;
 
-/// A page of a lanes list, planned once: where it begins, how it reads
-/// (blocks alone; the lanes within the rounds its cursor says are stored;
-/// or the heads), and the keys its first `get-many` reads.
+/// A page planned once: where it begins, how it reads (blocks alone; the
+/// rounds its cursor says are stored; or the heads), its first keys.
 pub struct Plan {
-    list: ListName,
-    /// What each of the store's lanes listed (a cursor of another width is
-    /// read for the store's lanes, any it does not name from its start).
+    of: (ListName, usize),
+    /// What each lane listed (a cursor of another width is read for the
+    /// store's lanes, any it does not name from its start).
     from: Vec<u64>,
-    /// The cursor's word, if it is of this store's width.
-    word: u64,
-    limit: usize,
-    /// Where the page begins in a list read at a known position, and
-    /// whether blocks are expected to hold it.
-    at: Option<u64>,
-    blocks: bool,
-    /// The unfiltered list's page lies in rounds every lane had stored.
-    past: bool,
+    /// Where it begins, if known, and whether blocks should hold it.
+    at: (Option<u64>, bool),
+    /// The rounds every lane had stored, if the page lies in them.
+    stored: Option<u64>,
     pub keys: Vec<String>,
 }
 
 impl Plan {
     pub fn new(g: &Geometry, list: ListName, laned: Option<&Laned>, limit: usize) -> Plan {
-        let (mut from, word) = laned.map_or((Vec::new(), 0), |l| (l.lanes.clone(), l.word));
         let own = laned.is_none_or(|l| l.lanes.len() == g.width());
+        let word = laned.filter(|_| own).map_or(0, |l| l.word);
+        let mut from = laned.map_or(Vec::new(), |l| l.lanes.clone());
         from.resize(g.width(), 0);
-        let word = if own { word } else { 0 };
-        let (at, blocks) = match own {
-            true => blocks::start(list, &from, word),
-            false => (None, false),
+        let at = if own {
+            blocks::start(list, &from, word)
+        } else {
+            (None, false)
         };
         let reach = reach(list, &from, word, limit).filter(|_| own);
-        let mut plan = Plan {
-            list,
-            from,
-            word,
-            limit,
-            at,
-            blocks,
-            past: reach.is_some(),
-            keys: Vec::new(),
-        };
-        plan.keys = match (at, reach) {
-            (Some(at), _) if blocks => blocks::keys(list, at, limit),
+        let keys = match (at, reach) {
+            ((Some(at), true), _) => blocks::keys(list, at, limit),
             _ if list != ListName::All => {
-                let wanted = blocks::extended(list, at, limit);
-                let mut keys = read_keys(g, list, &plan.from, wanted);
-                // From a known position, the blocks of its pets and the next
-                // page's, if they fit: it writes those absent, and its
-                // cursor says whether the next are there.
-                let around = at.map_or(Vec::new(), |at| {
+                let wanted = blocks::extended(list, at.0, limit);
+                let mut keys = read_keys(g, list, &from, wanted);
+                // The blocks of its pets and the next page's: it writes
+                // those absent, and its cursor says if the next are there.
+                let around = at.0.map_or(Vec::new(), |at| {
                     blocks::keys(list, at, wanted.max(2 * limit))
                 });
                 if keys.len() + around.len() < BATCH_KEYS {
@@ -89,28 +74,31 @@ impl Plan {
             }
             // The blocks of the rounds the page reaches; no head.
             (_, Some(last)) => {
-                let least = plan.from.iter().copied().min().unwrap_or(0);
-                (g.block(g.id(0, least + 1))..=g.block(g.id(g.width() - 1, last)))
-                    .map(|k| crate::catalogue::keys::block_key(list, k))
-                    .collect()
+                let least = from.iter().copied().min().unwrap_or(0);
+                let blocks = g.block(g.id(0, least + 1))..=g.block(g.id(g.width() - 1, last));
+                blocks.map(|k| block_key(list, k)).collect()
             }
-            _ => read_keys(g, list, &plan.from, limit),
+            _ => read_keys(g, list, &from, limit),
         };
-        plan
+        let stored = reach.map(|_| word);
+        Plan {
+            of: (list, limit),
+            from,
+            at,
+            stored,
+            keys,
+        }
     }
 }
 
-/// The keys of a page that reads the heads: theirs, and the pieces it
-/// expects to need.
+/// The heads' keys, and the pieces a page expects to need.
 pub fn read_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
-    Heads::keys(g.width())
-        .chain(pieces::first_keys(g, list, from, limit))
-        .collect()
+    let pieces = pieces::first_keys(g, list, from, limit);
+    Heads::keys(g.width()).chain(pieces).collect()
 }
 
-/// The last round a page of `limit` entries of the unfiltered list from
-/// `from` reaches, if it lies in rounds up to `stored` (each round past the
-/// least of `from` adds one entry at least).
+/// The last round the unfiltered list's page reaches, if it lies in the
+/// rounds up to `stored`.
 fn reach(list: ListName, from: &[u64], stored: u64, limit: usize) -> Option<u64> {
     let least = from
         .iter()
@@ -124,94 +112,78 @@ fn reach(list: ListName, from: &[u64], stored: u64, limit: usize) -> Option<u64>
     })
 }
 
-/// The page `plan` planned, from what its first `get-many` fetched, and
-/// what it learned written back.
-pub fn page<S: KvStore>(
-    reader: &mut Reader<'_, S>,
-    g: &Geometry,
-    plan: Plan,
-) -> Result<Page, ApiError> {
-    let (list, limit) = (plan.list, plan.limit);
-    let served = match plan.blocks {
-        true => blocks::page(reader, g, list, plan.from.clone(), limit),
-        false => None,
-    };
+/// The page `plan` planned, and what it learned written back.
+pub fn page<S: KvStore>(reader: &mut Reader<'_, S>, g: &Geometry, plan: Plan) -> Result<Page> {
+    let ((list, limit), from, (at, blocks)) = (plan.of, plan.from, plan.at);
+    let served = blocks
+        .then(|| blocks::page(reader, g, list, from.clone(), limit))
+        .flatten();
     let (mut part, word) = match served {
         Some(served) => served,
-        None if list == ListName::All => {
-            walk(reader, g, list, plan.from, (plan.word, plan.past), limit)?
-        }
+        None if list == ListName::All => walk(reader, g, list, from, plan.stored, limit)?,
         None => {
-            let wanted = blocks::extended(list, plan.at, limit);
-            let (mut part, rounds) = walk(reader, g, list, plan.from, (0, false), wanted)?;
-            let word = blocks::settle(reader, g, list, (plan.at, rounds), &mut part, limit);
+            let wanted = blocks::extended(list, at, limit);
+            let (mut part, rounds) = walk(reader, g, list, from, None, wanted)?;
+            let word = blocks::settle(reader, g, list, (at, rounds), &mut part, limit);
             (part, word)
         }
     };
-    write_back(reader.store(), &part.writes, false, &mut part.notes);
-    let laned = Laned {
-        lanes: part.lanes,
-        word,
-    };
-    let next = (part.more || !part.pets.is_empty()).then(|| Parts::new(None, Some(laned)).cursor());
-    Ok(Page {
-        pets: part.pets,
-        next,
-        notes: part.notes,
-    })
+    part.notes
+        .extend(write_back(reader.store(), &part.writes, false));
+    let more = part.more || !part.pets.is_empty();
+    let next = more.then(|| Parts::new(None, Some(Laned::new(part.lanes, word))).cursor());
+    Ok(Page::new(part.pets, next, part.notes))
 }
 
-/// The lanes' part of a page, and the rounds every lane had stored, as far
-/// as it knows: within the rounds `stored` says (`past`), no head is read;
-/// one that finds such an entry absent (a cursor not made here) reads them.
+/// The lanes' part of a page, and the rounds every lane had stored: within
+/// those `stored` says, no head is read, unless an entry is absent there.
 pub fn walk<S: KvStore>(
     reader: &mut Reader<'_, S>,
     g: &Geometry,
     list: ListName,
     from: Vec<u64>,
-    (stored, mut past): (u64, bool),
+    mut stored: Option<u64>,
     limit: usize,
-) -> Result<(Part, u64), ApiError> {
+) -> Result<(Part, u64)> {
     loop {
-        let heads = match past {
-            true => Heads::past(*g, stored),
-            false => {
+        let heads = match stored {
+            Some(rounds) => Heads::past(*g, rounds),
+            None => {
                 reader.fetch(read_keys(g, list, &from, limit))?;
                 Heads::read(*g, |key| reader.peek(key))?
             }
         };
-        match merge::page(reader, &heads, list, from.clone(), limit) {
-            Ok(part) if !past || part.pets.len() == limit => {
-                return Ok((part, if past { stored } else { heads.stored_rounds() }))
-            }
-            Err(e) if !past || !matches!(e, ApiError::Internal(_)) => return Err(e),
-            _ => past = false,
+        match (
+            merge::page(reader, &heads, list, from.clone(), limit),
+            stored,
+        ) {
+            (Ok(part), Some(rounds)) if part.pets.len() == limit => return Ok((part, rounds)),
+            (Ok(part), None) => return Ok((part, heads.stored_rounds())),
+            (Err(e), None) => return Err(e),
+            (Err(e), _) if !matches!(e, ApiError::Internal(_)) => return Err(e),
+            _ => stored = None,
         }
     }
 }
 
-/// Where a pet not stored in `pet:{id}` yet may be: its lane's head.
 pub fn unstored_keys(g: &Geometry, id: i64) -> Vec<String> {
-    (id >= g.base())
-        .then(|| head_key(g.place(id).0))
-        .into_iter()
-        .collect()
+    let key = head_key(g.place(id).0);
+    (id >= g.base()).then_some(key).into_iter().collect()
 }
 
-/// A pet its lane's head holds, not stored yet. A head past the id's round
-/// moved on since `pet:{id}` was read, and a create stores the pet its head
-/// held before it moves the head: the pet is read again then.
-pub fn unstored<S: KvStore>(
-    reader: &mut Reader<'_, S>,
+/// A pet its lane's head holds, not stored yet; a head past its round
+/// moved on since, after storing it: read again.
+pub fn unstored(
+    reader: &mut Reader<impl KvStore>,
     g: &Geometry,
     id: i64,
-) -> Result<Option<Listed>, ApiError> {
-    if id < g.base() {
-        return Ok(None);
-    }
+) -> Result<Option<Listed>> {
     let (lane, round) = g.place(id);
     let key = head_key(lane);
-    let head = Head::decode(&key, reader.get(&key)?.as_deref())?;
+    let head = match id >= g.base() {
+        true => Head::decode(&key, reader.get(&key)?.as_deref())?,
+        false => return Ok(None),
+    };
     match (head.round(), head.into_last()) {
         (r, Some(last)) if r == round => listed(&key, last.json().to_vec()).map(Some),
         (r, _) if r > round => {

@@ -1,21 +1,15 @@
-//! The lanes' index pieces, a cache readers build: `ix3:all:{k}` (ids by
-//! id) and `ix3:{status}:{lane}:{k}` (a lane's positions of a status); the
-//! pieces a page reads first, and those it writes back.
-
-use crate::model::ListName;
+//! The lanes' index pieces, a cache readers build: those a page reads
+//! first, and those it writes back.
 
 use super::geometry::Geometry;
-
 use crate::catalogue::keys::{block_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::{sort_by_key, Piece};
 use crate::catalogue::reader::BATCH_WRITES;
+use crate::model::ListName;
 
-/// The pieces a page from `from` reads with the heads, before it knows
-/// where each lane ends: the unfiltered list's of the ids a page of `limit`
-/// spans when the lanes are even; each lane's piece of its next entry (of a
-/// status, and the one after, for a status held by half the lanes): with
-/// the heads and `ctr:id`, one `get-many` on 32 lanes.
+/// The pieces a page reads with the heads: of the ids it spans if the
+/// lanes are even; each lane's next (of a status, and the one after it).
 pub fn first_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
     let width = from.len().max(1) as u64;
     let mut keys = Vec::new();
@@ -39,12 +33,10 @@ pub fn first_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> V
     keys
 }
 
-/// Pets a piece learned, by position.
 type Entries = Vec<(i64, Listed)>;
 
-/// The pieces a page read (each with whether it was rebuilt: missing or
-/// unreadable), and what it learned they lack; in `Vec`s sorted by key (a
-/// `BTreeMap` more costs the module some 3 KB).
+/// The pieces a page read (and whether rebuilt), and what they lack; in
+/// `Vec`s sorted by key (a `BTreeMap` more costs some 3 KB of module).
 #[derive(Default)]
 pub struct Pieces {
     read: Vec<(String, (Piece, bool))>,
@@ -61,7 +53,6 @@ impl Pieces {
         self.read.binary_search_by(|(k, _)| k.as_str().cmp(key))
     }
 
-    /// Takes what a read of `key` found; its entries.
     pub fn absorb(&mut self, key: &str, read: Result<Option<Piece>, String>) -> &[(i64, Listed)] {
         let read = match read {
             Ok(Some(piece)) => (piece, false),
@@ -79,7 +70,6 @@ impl Pieces {
         self.read[at].1 .0.entries()
     }
 
-    /// A pet the piece at `key` (read) lacks, learned from its lane.
     pub fn learn(&mut self, key: &str, position: i64, pet: &Listed) {
         let Ok(at) = self.find(key) else {
             return;
@@ -99,11 +89,9 @@ impl Pieces {
         }
     }
 
-    /// The pieces that learned pets, whole, at most [`BATCH_WRITES`]: first
-    /// those a page before skipped (they lack the entry before the first
-    /// learned, which that page listed: so every piece is written within
-    /// two pages of a client following the list), then those that add the
-    /// most entries, then by key.
+    /// The pieces that learned pets, at most [`BATCH_WRITES`]: first those a
+    /// page before skipped (so a follower's are written within two pages),
+    /// then those that add the most entries.
     pub fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
         let mut ranked: Vec<(i64, String, Entries)> = Vec::new();
         for (key, added) in std::mem::take(&mut self.added) {

@@ -1,46 +1,36 @@
 //! A replicated create: a random id checked absent, then one `set-many` of
-//! its own keys only, so that no replication order can lose an
-//! acknowledged pet.
+//! its own keys only: no replication order loses an acknowledged pet.
 
+use super::entry::Entry;
+use crate::catalogue::created::Result;
+use crate::catalogue::created::{Created, Keyed};
+use crate::catalogue::cursor::Placed;
+use crate::catalogue::keys::{pet_key, ID_COUNTER};
+use crate::catalogue::layout::replicated_mark;
+use crate::catalogue::reader::found as found_in;
+use crate::catalogue::record::{encode_pet, first_line, persisted, unreadable};
 use crate::errors::ApiError;
 use crate::model::NewPet;
 use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError};
 
-use super::entry::Entry;
-
-use crate::catalogue::created::{Created, Keyed};
-use crate::catalogue::cursor::Placed;
-use crate::catalogue::keys::{pet_key, ID_COUNTER};
-use crate::catalogue::record::{encode_pet, first_line, persisted, unreadable};
-
-/// What `ctr:id` is checked against (the store's mark, or none yet), and
-/// the mark a first create writes.
-pub type Mark<'m> = &'m dyn Fn(Option<&[u8]>) -> Result<&'static [u8], ApiError>;
-
 /// Ids are drawn in 1 … 2^53 − 1: exact in JavaScript clients.
 const ID_BITS: u32 = 53;
-/// Draws of an id a create makes before it gives up (each found taken:
-/// with 2^53 ids, only a broken random source gets here).
+/// Draws before a create gives up: only a broken random source gets there.
 const DRAWS: usize = 3;
-/// How long after it read the clock a create's write may land and still
-/// be acknowledged (ms): pages list only what is older than this (and the
-/// replication delay and the clocks' skew), so no later write lands behind
-/// a walk; a create slower than this answers 503.
+/// How long a create's write may take to land and be acknowledged (ms):
+/// pages list only what is older, so no write lands behind a walk.
 pub const LANDS_WITHIN_MS: u64 = 1_000;
 /// A keyed create's record: `petstore-replicated-key 1 <id>\n<json>`.
 const RECORD: &str = "petstore-replicated-key 1 ";
 
-/// A create, with an `Idempotency-Key` or not: one `get-many` (the drawn
-/// id's `pet:`, `ctr:id`, the key's record), one `set-many` of the pet and
-/// its entry (the record; the store's mark while it has none). A record
-/// found: the pet it names is answered again.
+/// One `get-many` (the drawn id's `pet:`, `ctr:id`, the key's record), one
+/// `set-many` (pet, entry, record, mark); a record found answers its pet.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     new: NewPet,
     keyed: Option<&Keyed>,
-    mark: Mark,
-) -> Result<Created, ApiError> {
+) -> Result<Created> {
     let t_ms = store.now_ms();
     for _ in 0..DRAWS {
         let random = store.random();
@@ -50,24 +40,18 @@ pub fn create<S: KvStore>(
         let mut keys = vec![key.clone(), ID_COUNTER.to_string()];
         keys.extend(keyed.map(|k| k.record_key.clone()));
         let found = store.get_many(&keys)?;
-        let value = |k: &str| {
-            found
-                .iter()
-                .find(|(f, _)| f == k)
-                .map(|(_, v)| v.as_slice())
-        };
+        let value = |k: &str| found_in(&found, k);
         if let Some((keyed, bytes)) = keyed.and_then(|k| Some((k, value(&k.record_key)?))) {
             let (id, body) = first_line(bytes.strip_prefix(RECORD.as_bytes()).unwrap_or_default())
                 .and_then(|(id, body)| Some((id.parse().ok()?, body.to_vec())))
                 .ok_or_else(|| unreadable(&keyed.record_key))?;
-            // Bound to its first request's pet: another under it is refused.
             if encode_pet(&keyed.pet(id))? != body {
                 return Err(ApiError::IdempotencyKeyReused);
             }
             return Ok(Created::Replayed { id, body });
         }
         let word = value(ID_COUNTER);
-        mark(word)?;
+        replicated_mark(word)?;
         if value(&key).is_some() {
             continue;
         }
@@ -86,7 +70,7 @@ pub fn create<S: KvStore>(
             ));
         }
         if word.is_none() {
-            writes.push((ID_COUNTER.to_string(), mark(None)?.to_vec()));
+            writes.push((ID_COUNTER.to_string(), replicated_mark(None)?.to_vec()));
         }
         store.set_many(&writes)?;
         let took_ms = store.now_ms().saturating_sub(t_ms);

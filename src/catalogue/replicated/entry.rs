@@ -1,12 +1,9 @@
-//! The replicated layout's list entries, `ixr:{t}:{id}:{status}` (creation
-//! time, Unix ms, 13 digits; id, 16 digits), which sort as the lists do: by
-//! time, then id. A cursor's `r{t}.{id}` names the last one shown.
-
-use crate::model::{ListName, PetStatus};
+//! The replicated layout's list entries, `ixr:{t}:{id}:{status}` (Unix ms,
+//! 13 digits; id, 16 digits): they sort as the lists do, by time then id.
 
 use crate::catalogue::cursor::Placed;
+use crate::model::{ListName, PetStatus};
 
-/// One entry, as its key names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub place: Placed,
@@ -19,7 +16,6 @@ impl Entry {
         format!("ixr:{t_ms:013}:{id:016}:{}", self.status.as_str())
     }
 
-    /// The entry a key names; `None` for any other key.
     pub fn parse(key: &str) -> Option<Entry> {
         let mut parts = key.strip_prefix("ixr:")?.split(':');
         let t_ms = parts.next().filter(|t| t.len() == 13)?.parse().ok()?;

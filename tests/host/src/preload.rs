@@ -9,7 +9,7 @@ use std::cell::Cell;
 
 use petstore::catalogue::{Catalogue, Clock, Created, Deployment, KvBackend, LayoutName};
 use petstore::errors::ApiError;
-use petstore::model::{ListName, NewPet, PetStatus};
+use petstore::model::{ListName, ListQuery, NewPet, PetStatus};
 use petstore::platform::Platform;
 use petstore::store::{KvStore as CoreKv, StoreError, SwapReport};
 
@@ -192,8 +192,14 @@ fn walk(catalogue: &Catalogue<'_, CoreView<'_>>, list: ListName) -> Result<()> {
     };
     let mut cursor = None;
     loop {
+        let query = ListQuery {
+            limit: 100,
+            status: list.status(),
+            cursor: cursor.take(),
+            limit_given: true,
+        };
         let page = catalogue
-            .page(&clock, list, cursor.as_ref(), 100)
+            .page(&clock, &query)
             .map_err(|e| anyhow::anyhow!("preload: {e:?}"))?;
         if page.pets.is_empty() {
             return Ok(());
