@@ -37,6 +37,36 @@ fn the_layout_doc_lists_every_file_of_the_catalogue_folder() {
     );
 }
 
+/// The doc's table of formats is the code's (`formats.rs`), row by row,
+/// and names a file of the catalogue for each.
+#[test]
+fn the_layout_doc_lists_every_format_the_code_reads() {
+    let doc = include_str!("../docs/key-value-layout.md");
+    let start = doc
+        .find("<!-- formats: begin -->")
+        .expect("the formats table");
+    let end = doc.find("<!-- formats: end -->").expect("its end");
+    let in_doc: Vec<&str> = doc[start..end]
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .collect();
+    let in_code: Vec<String> = petstore::catalogue::formats::FORMATS
+        .iter()
+        .map(|(key, shape, written, why, read_by)| {
+            let written = if written.is_empty() { "—" } else { written };
+            format!("| `{key}` | {shape} | {written} | {why} | `{read_by}` |")
+        })
+        .collect();
+    assert_eq!(
+        in_doc, in_code,
+        "docs/key-value-layout.md against formats.rs"
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/catalogue");
+    for (_, _, _, _, read_by) in petstore::catalogue::formats::FORMATS {
+        assert!(root.join(read_by).exists(), "{read_by}");
+    }
+}
+
 mod common;
 
 use common::Api;

@@ -100,28 +100,31 @@ impl Laned {
     fn parse(text: &str) -> Option<(Laned, &str)> {
         let (first, mut rest) = num(text)?;
         let mut lanes = vec![first as u64];
-        if let Some(digits) = rest.strip_prefix('.') {
-            let (digits, tail) = word(digits, MAX_LANES, true)?;
+        let dotted = rest
+            .strip_prefix('.')
+            .map(|digits| word(digits, MAX_LANES, true));
+        if let Some(dotted) = dotted {
+            let (digits, tail) = dotted?;
             let digit = |c: char| first as u64 + u64::from(c.to_digit(36).unwrap_or(0));
             (lanes, rest) = (digits.chars().map(digit).collect(), tail);
         }
         while let Some((n, tail)) = rest
             .strip_prefix('-')
-            .filter(|_| !text.contains('.'))
             .and_then(num)
+            .filter(|_| dotted.is_none())
         {
             lanes.push(n as u64);
             rest = tail;
         }
-        let (word, rest) = match rest.strip_prefix('_') {
+        // Its word, a number (a later release's words begin with a letter).
+        let (word, rest) = match rest
+            .strip_prefix('_')
+            .filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        {
             Some(after) => num(after)?,
             None => (0, rest),
         };
-        let laned = Laned {
-            lanes,
-            word: word as u64,
-        };
-        (laned.lanes.len() <= MAX_LANES).then_some((laned, rest))
+        (lanes.len() <= MAX_LANES).then_some((Laned::new(lanes, word as u64), rest))
     }
 }
 
@@ -178,20 +181,35 @@ impl Parts {
         let mut text = String::new();
         if let Some(c) = &self.counted {
             text += &format!("c{}", c.position);
-            let below = c.carried.iter().map(|p| base36((c.position - p) as u64));
-            let below: Vec<String> = below.collect();
-            if !below.is_empty() {
-                text += &format!("u{}_{}", below.join("-"), c.since_s);
+            for (i, p) in c.carried.iter().enumerate() {
+                text += &format!(
+                    "{}{}",
+                    ["-", "u"][usize::from(i == 0)],
+                    base36((c.position - p) as u64)
+                );
+            }
+            if !c.carried.is_empty() {
+                text += &format!("_{}", c.since_s);
             }
         }
         if let Some(Laned { lanes, word }) = &self.laned {
             let base = lanes.iter().copied().min().unwrap_or(0);
-            let digits: Vec<String> = lanes.iter().map(|n| base36(n - base)).collect();
-            let all: Vec<String> = lanes.iter().map(u64::to_string).collect();
-            text += &match digits.iter().all(|d| d.len() == 1) {
-                true => format!("l{base}.{}", digits.concat()),
-                false => format!("l{}", all.join("-")),
-            };
+            let digits = lanes.iter().all(|n| n - base < 36);
+            text += &format!(
+                "l{}",
+                if digits {
+                    format!("{base}.")
+                } else {
+                    String::new()
+                }
+            );
+            for (i, n) in lanes.iter().enumerate() {
+                text += &match (digits, i) {
+                    (true, _) => base36(n - base),
+                    (false, 0) => n.to_string(),
+                    (false, _) => format!("-{n}"),
+                };
+            }
             if *word > 0 {
                 text += &format!("_{word}");
             }
@@ -318,7 +336,6 @@ mod tests {
             "l1-",
             "l1.0_",
             "l1.0_09",
-            "l1.0_a",
             "l1.0_1_",
             "l1.0_1_a_b_c_d",
             "l1.0_1_1234567890123456789",

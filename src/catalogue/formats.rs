@@ -31,5 +31,5 @@ pub const FORMATS: &[(&str, &str, &str, &str, &str)] = &[
     ("cursor", "`c…l…`", "1.3.0–2.0.0", "a walk of a moved store", "cursor.rs"),
     ("cursor", "`l…_<n>`", "1.6.0–2.0.0", "rounds stored (unfiltered); exact to a block (status, 1.7.0)", "cursor.rs"),
     ("cursor", "`r<t>.<id>`", "1.5.0–2.0.0 (edge)", "a replicated walk; a walk's end elsewhere", "cursor.rs"),
-    ("cursor", "up to 3 words `_<0-9 a-z, 1 to 18>` at the end", "none yet", "a later 2.x release's savings (read since 1.5.1 after `l…_<n>`)", "cursor.rs"),
+    ("cursor", "up to 3 words `_<a-z><0-9 a-z>…` (1 to 18 long) at the end", "none yet", "a later 2.x release's savings, ignored (after `l…_<n>` since 1.5.1, any part since 2.0.0)", "cursor.rs"),
 ];

@@ -45,16 +45,28 @@ impl Held {
         let lanes = || {
             let text = std::str::from_utf8(bytes).ok()?;
             let mut words = text.strip_prefix("petstore-lanes ")?.split(' ');
-            let format = words.next()?;
+            let format = words.next().filter(|f| ["1", "2"].contains(f))?;
             let mut next = || words.next().and_then(number);
             let (base, last, moved) = (next()?, next()?, next()? as u64);
-            let width = match (format, words.next()) {
-                ("1", None) => 16,
-                ("2", None) => WIDTH,
-                ("2", Some(lanes)) => number(lanes.strip_prefix("lanes=")?)? as usize,
-                _ => return None,
-            };
-            Geometry::new(width, base, last, moved).filter(|_| words.next().is_none())
+            let mut width = if format == "1" { 16 } else { WIDTH };
+            // Words `<name>=<value>` a later 2.x release may add; `lanes=`
+            // (format 2) since 2.0.0, each once.
+            let mut named = Vec::new();
+            for word in words {
+                let (name, value) = word.split_once('=')?;
+                let name_ok =
+                    name.bytes().all(|b| b.is_ascii_lowercase()) && !named.contains(&name);
+                let value_ok =
+                    !value.is_empty() && value.bytes().all(|b| b.is_ascii_alphanumeric());
+                match (name, format) {
+                    _ if !name_ok || !value_ok || name.is_empty() => return None,
+                    ("lanes", "2") => width = number(value)? as usize,
+                    ("lanes", _) => return None,
+                    _ => {}
+                }
+                named.push(name);
+            }
+            Geometry::new(width, base, last, moved)
         };
         let counter = decode_counter(bytes).filter(|n| *n >= 0).map(Held::Counter);
         counter.or_else(|| lanes().map(Held::Lanes))
@@ -83,10 +95,18 @@ pub fn replicated_mark(word: Option<&[u8]>) -> Result<&'static [u8]> {
 
 /// `ctr:id` holds the other build's store, or a later release's format.
 fn refusal(word: &[u8]) -> ApiError {
-    let shown = String::from_utf8_lossy(&word[..word.len().min(40)])
-        .escape_debug()
-        .to_string();
-    let why = match (Held::parse(word).is_some(), word == REPLICATED_MARK) {
+    let shown: String = word
+        .iter()
+        .take(40)
+        .map(|b| *b as char)
+        .filter(|c| c.is_ascii_graphic() || *c == ' ')
+        .collect();
+    // The edge build does not parse the default build's marks.
+    let theirs = match cfg!(feature = "edge") {
+        true => decode_counter(word).is_some() || word.starts_with(b"petstore-lanes "),
+        false => false,
+    };
+    let why = match (theirs, word == REPLICATED_MARK) {
         (true, _) => "a store of the default build (spin.toml): serve it with that build",
         (_, true) => "a store of the edge build (spin-edge.toml): serve it with that build",
         _ => "a format no release up to 2.0.0 writes: serve it with the release that wrote it",
