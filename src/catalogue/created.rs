@@ -57,8 +57,7 @@ impl LayoutName {
     /// A layout of `built` (this build's: `catalogue::BUILT`), by name.
     pub fn parse(text: &str, built: &[LayoutName]) -> Result<LayoutName, String> {
         let text = text.trim();
-        let this: Vec<&str> = built.iter().map(|l| l.name()).collect();
-        let this = format!("this build has {}", this.join(", "));
+        let this = format!("this build has {}", names(built.iter().map(|l| l.name())));
         match LAYOUTS.iter().find(|l| l.1 == text) {
             Some(l) if built.contains(&l.0) => Ok(l.0),
             Some(_) => Err(format!("'{text}' is a layout of the other build: {this}")),
@@ -76,9 +75,16 @@ impl LayoutName {
     }
 
     pub fn backends(self) -> String {
-        let names: Vec<&str> = LAYOUTS[self as usize].2.iter().map(|b| b.name()).collect();
-        names.join(", ")
+        names(LAYOUTS[self as usize].2.iter().map(|b| b.name()))
     }
+}
+
+/// `a, b, c`.
+fn names(names: impl Iterator<Item = &'static str>) -> String {
+    names.fold(String::new(), |all, name| match all.is_empty() {
+        true => name.into(),
+        false => all + ", " + name,
+    })
 }
 
 /// Now, and the lease (read only for a keyed create's pending record).

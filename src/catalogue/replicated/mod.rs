@@ -10,7 +10,7 @@ use super::cursor::{Parts, Placed};
 use super::keys::{pet_key, ID_COUNTER};
 use super::layout::replicated_mark;
 use super::listed::Listed;
-use super::reader::Reader;
+use super::reader::{found as found_in, BATCH_KEYS};
 use super::record::{listed, PetRecord};
 use crate::catalogue::created::Result;
 use crate::model::{IdempotencyKey, ListQuery, NewPet};
@@ -89,17 +89,21 @@ fn page<S: KvStore>(
     let keys = store.list_keys()?;
     let entries = keys.iter().filter_map(|key| Entry::parse(key));
     let mut entries: Vec<Entry> = entries.filter(|e| e.in_list(list) && settled(e)).collect();
-    entries.sort_by_key(|e| e.place);
+    entries.sort_unstable_by_key(|e| e.place);
     entries.truncate(query.limit);
-    let mut reader = Reader::new(store, true);
-    let keys = std::iter::once(ID_COUNTER.to_string()).chain(entries.iter().map(Entry::key));
-    reader.fetch(keys.collect())?;
-    replicated_mark(reader.peek(ID_COUNTER))?;
+    let keys: Vec<String> = std::iter::once(ID_COUNTER.to_string())
+        .chain(entries.iter().map(Entry::key))
+        .collect();
+    let mut found = Vec::new();
+    for chunk in keys.chunks(BATCH_KEYS) {
+        found.extend(store.get_many(chunk)?);
+    }
+    replicated_mark(found_in(&found, ID_COUNTER))?;
     let mut pets = Vec::with_capacity(entries.len());
-    for key in entries.iter().map(Entry::key) {
+    for key in &keys[1..] {
         // Listed, not read back: a replica behind its listing.
-        if let Some(json) = reader.peek(&key) {
-            pets.push(listed(&key, json.to_vec())?);
+        if let Some(json) = found_in(&found, key) {
+            pets.push(listed(key, json.to_vec())?);
         }
     }
     // The list's end links on too; the empty page ends a walk.
