@@ -34,6 +34,13 @@ pub struct Placed {
     pub id: i64,
 }
 
+impl Placed {
+    /// A cursor of this part alone: the only one the edge build writes.
+    pub fn cursor(self) -> Cursor {
+        Cursor::made(format!("r{}.{}", self.t_ms, self.id))
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Parts {
     pub counted: Option<Counted>,
@@ -129,14 +136,6 @@ impl Laned {
 }
 
 impl Parts {
-    pub fn placed(placed: Placed) -> Parts {
-        let placed = Some(placed);
-        Parts {
-            placed,
-            ..Parts::default()
-        }
-    }
-
     pub fn new(counted: Option<Counted>, laned: Option<Laned>) -> Parts {
         Parts {
             counted,
@@ -182,11 +181,8 @@ impl Parts {
         if let Some(c) = &self.counted {
             text += &format!("c{}", c.position);
             for (i, p) in c.carried.iter().enumerate() {
-                text += &format!(
-                    "{}{}",
-                    ["-", "u"][usize::from(i == 0)],
-                    base36((c.position - p) as u64)
-                );
+                let sep = if i == 0 { 'u' } else { '-' };
+                text += &format!("{sep}{}", base36((c.position - p) as u64));
             }
             if !c.carried.is_empty() {
                 text += &format!("_{}", c.since_s);
@@ -195,14 +191,8 @@ impl Parts {
         if let Some(Laned { lanes, word }) = &self.laned {
             let base = lanes.iter().copied().min().unwrap_or(0);
             let digits = lanes.iter().all(|n| n - base < 36);
-            text += &format!(
-                "l{}",
-                if digits {
-                    format!("{base}.")
-                } else {
-                    String::new()
-                }
-            );
+            let dot = digits.then(|| format!("{base}.")).unwrap_or_default();
+            text += &format!("l{dot}");
             for (i, n) in lanes.iter().enumerate() {
                 text += &match (digits, i) {
                     (true, _) => base36(n - base),
@@ -214,8 +204,8 @@ impl Parts {
                 text += &format!("_{word}");
             }
         }
-        if let Some(Placed { t_ms, id }) = &self.placed {
-            text += &format!("r{t_ms}.{id}");
+        if let Some(placed) = self.placed {
+            text += placed.cursor().as_str();
         }
         Cursor::made(text)
     }
@@ -242,42 +232,24 @@ mod tests {
 
     #[test]
     fn every_part_round_trips_and_words_after_it_are_ignored() {
-        let counted = Counted {
-            position: 1001,
-            carried: vec![1, 997, 999],
-            since_s: 9,
+        let (carried, since_s) = (vec![1, 997, 999], 9);
+        let counted = || {
+            Some(Counted {
+                carried: carried.clone(),
+                since_s,
+                ..Counted::at(1001)
+            })
         };
-        let laned = Laned {
-            lanes: vec![62_500, 62_501, 62_535],
-            word: 7,
-        };
+        let laned = || Some(Laned::new(vec![62_500, 62_501, 62_535], 7));
+        let far = Some(Laned::new(vec![40, 4, 4], 3));
         let placed = Placed {
             t_ms: 1_800_000_000_000,
             id: 9_007_199_254_740_991,
         };
         for (text, expected) in [
-            (
-                "c1001urs-4-2_9",
-                Parts {
-                    counted: Some(counted.clone()),
-                    ..Parts::default()
-                },
-            ),
-            (
-                "l62500.01z_7",
-                Parts {
-                    laned: Some(laned.clone()),
-                    ..Parts::default()
-                },
-            ),
-            (
-                "c1001urs-4-2_9l62500.01z_7",
-                Parts {
-                    counted: Some(counted),
-                    laned: Some(laned),
-                    placed: None,
-                },
-            ),
+            ("c1001urs-4-2_9", Parts::new(counted(), None)),
+            ("l62500.01z_7", Parts::new(None, laned())),
+            ("c1001urs-4-2_9l62500.01z_7", Parts::new(counted(), laned())),
             (
                 "r1800000000000.9007199254740991",
                 Parts {
@@ -285,33 +257,18 @@ mod tests {
                     ..Parts::default()
                 },
             ),
+            ("l40-4-4_3", Parts::new(None, far)),
         ] {
             assert_eq!(parts(text), Some(expected.clone()), "{text}");
             assert_eq!(expected.cursor().as_str(), text);
             for words in ["_a", "_0_zz", "_123456789012345678_a_b"] {
-                assert_eq!(
-                    parts(&format!("{text}{words}")),
-                    Some(expected.clone()),
-                    "{text}{words}"
-                );
+                let more = format!("{text}{words}");
+                assert_eq!(parts(&more), Some(expected.clone()), "{more}");
             }
         }
-        let far = Laned {
-            lanes: vec![40, 4, 4],
-            word: 0,
-        };
-        let far = Parts {
-            laned: Some(far),
-            ..Parts::default()
-        };
-        assert_eq!(far.cursor().as_str(), "l40-4-4");
-        assert_eq!(parts("l40-4-4"), Some(far));
         assert_eq!(parts("c7u1_0").unwrap().counted.unwrap().carried, vec![6]);
-        assert_eq!(
-            parts("c2u5-1_3").unwrap().counted.unwrap().carried,
-            vec![1],
-            "below 1: dropped"
-        );
+        let below = parts("c2u5-1_3").unwrap().counted.unwrap();
+        assert_eq!(below.carried, vec![1], "below 1: dropped");
         let wide = format!("l3.{}", "0".repeat(MAX_LANES));
         assert_eq!(parts(&wide).unwrap().laned.unwrap().lanes.len(), MAX_LANES);
         assert_eq!(Parts::read(None), Ok(Parts::default()));
@@ -320,40 +277,17 @@ mod tests {
     #[test]
     fn anything_else_is_malformed() {
         let most: Vec<String> = (1..=MAX_CARRIED as u64 + 1).rev().map(base36).collect();
-        for bad in [
-            "c",
-            "c0",
-            "c01",
-            "c1x",
-            "c1234567890123456789",
-            "c5u",
-            "c5u3",
-            "c5u3_",
-            "c5u0_1",
-            "c5u01_1",
-            "l",
-            "l1.",
-            "l1-",
-            "l1.0_",
-            "l1.0_09",
-            "l1.0_1_",
-            "l1.0_1_a_b_c_d",
-            "l1.0_1_1234567890123456789",
-            "l1.0_1_a.b",
-            "x",
-            "r12",
-            "r1.x",
-            "r01.2",
-            "r1.0",
-            "r1.2c3",
-            "r1.2l1.0",
-            "c5r1.2",
-            "_a",
-            "c5_",
-            "c5_A",
-            &format!("c500u{}_1", most.join("-")),
-            &format!("l3.{}", "0".repeat(MAX_LANES + 1)),
-        ] {
+        let fixed = "c c0 c01 c1x c1234567890123456789 c5u c5u3 c5u3_ c5u0_1 c5u01_1 l l1. l1- \
+            l1.0_ l1.0_09 l1.0_1_ l1.0_1_a_b_c_d l1.0_1_1234567890123456789 l1.0_1_a.b x r12 \
+            r1.x r01.2 r1.0 r1.2c3 r1.2l1.0 c5r1.2 _a c5_ c5_A";
+        let longest = [
+            format!("c500u{}_1", most.join("-")),
+            format!("l3.{}", "0".repeat(MAX_LANES + 1)),
+        ];
+        for bad in fixed
+            .split_whitespace()
+            .chain(longest.iter().map(String::as_str))
+        {
             assert_eq!(parts(bad), None, "{bad}");
         }
         let most: Vec<String> = (1..=MAX_CARRIED as u64).rev().map(base36).collect();

@@ -49,20 +49,19 @@ impl Held {
             let mut next = || words.next().and_then(number);
             let (base, last, moved) = (next()?, next()?, next()? as u64);
             let mut width = if format == "1" { 16 } else { WIDTH };
-            // Words `<name>=<value>` a later 2.x release may add; `lanes=`
-            // (format 2) since 2.0.0, each once.
+            // Words `<name>=<value>` a later 2.x release may add, each once;
+            // `lanes=` (format 2) since 2.0.0.
+            let lower = |t: &str, digits| {
+                let ok = |b: u8| b.is_ascii_lowercase() || (digits && b.is_ascii_digit());
+                !t.is_empty() && t.bytes().all(ok)
+            };
             let mut named = Vec::new();
             for word in words {
                 let (name, value) = word.split_once('=')?;
-                let name_ok =
-                    name.bytes().all(|b| b.is_ascii_lowercase()) && !named.contains(&name);
-                let value_ok =
-                    !value.is_empty() && value.bytes().all(|b| b.is_ascii_alphanumeric());
-                match (name, format) {
-                    _ if !name_ok || !value_ok || name.is_empty() => return None,
-                    ("lanes", "2") => width = number(value)? as usize,
-                    ("lanes", _) => return None,
-                    _ => {}
+                (lower(name, false) && lower(value, true) && !named.contains(&name))
+                    .then_some(())?;
+                if name == "lanes" {
+                    width = number(value).filter(|_| format == "2")? as usize;
                 }
                 named.push(name);
             }

@@ -126,6 +126,11 @@ impl Piece {
     }
 }
 
+/// The note of a piece a page found missing and wrote again.
+pub fn rebuilt_note(key: &str, entries: usize) -> String {
+    format!("index piece {key} missing: rebuilt with {entries} entries")
+}
+
 /// Writes back the pieces a page filled: one `set`, or `set-many`s of
 /// [`BATCH_WRITES`] (the first only, unless `every`). What is not written,
 /// a later page writes again.

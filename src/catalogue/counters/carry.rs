@@ -2,8 +2,7 @@
 //! status's slot, then its pet); a page of a walk and the positions it
 //! carries: listed once they commit, given up when long empty.
 
-use crate::catalogue::created::Clock;
-use crate::catalogue::created::Result;
+use crate::catalogue::created::{Clock, Result};
 use crate::catalogue::cursor::Counted;
 use crate::catalogue::keys::{pet_key, sighting_key, slot_key};
 use crate::catalogue::listed::Listed;

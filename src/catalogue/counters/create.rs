@@ -2,13 +2,13 @@
 //! and pet, the slot never after the pet, settled by reading back.
 
 use crate::catalogue::backend::{shows_dynamodb, shows_sqlite_locked, UNDECLARED_DYNAMODB};
-use crate::catalogue::created::Result;
+use crate::catalogue::created::{failed, Result};
 use crate::catalogue::keys::{counter_key, decode_counter, pet_key, slot_key, ID_COUNTER};
 use crate::catalogue::record::{encode_pet, Pending, COMMIT_WITHIN_MS};
 use crate::errors::ApiError;
 use crate::model::{ListName, NewPet, Pet, PetStatus};
 use crate::retry::Retrying;
-use crate::store::{KvStore, StoreError};
+use crate::store::KvStore;
 
 /// An id and a position taken for a pet of `status`, at `started_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,8 +89,7 @@ pub fn commit(
     if store.now_ms() >= at.started_ms + COMMIT_WITHIN_MS {
         let void = Pending::void(at.position).encode();
         let _ = store.set_many(&[(slot.0, b"0".to_vec()), (pet.0, void)]);
-        let why = "the create ran past its commit window and gave its id up";
-        return Err(ApiError::StoreUnavailable(StoreError(why.into())));
+        return Err(failed("the create ran past its commit window"));
     }
     let written = match atomic {
         true => store.set_many(&[slot.clone(), pet.clone()]),

@@ -3,8 +3,7 @@
 //! so that whoever finds the claim can finish it.
 
 use super::create::{commit, reserve, Refuse};
-use crate::catalogue::created::Result;
-use crate::catalogue::created::{Created, Followed, Keyed};
+use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, pet_key, ID_COUNTER};
 use crate::catalogue::record::{encode_pet, unreadable, Pending, PetRecord};
 use crate::errors::ApiError;
@@ -70,8 +69,7 @@ impl<S: KvStore> Key<'_, '_, S> {
         match self.claim(from, reserved.id, begun)? {
             owner if owner != reserved.id => follow(store, keyed, owner),
             _ if !pending.finishable(store.now_ms(), keyed.lease.lease_ms) => {
-                let why = "the keyed create ran past its commit window";
-                Err(ApiError::StoreUnavailable(StoreError(why.into())))
+                Err(failed("the keyed create ran past its commit window"))
             }
             _ => {
                 commit_pet(store, reserved.id, &pending.record)?;
@@ -85,10 +83,8 @@ impl<S: KvStore> Key<'_, '_, S> {
     /// writing). A swap that did not land is tried again.
     fn claim(&self, from: i64, ours: i64, mut begun: Begun<S::Cas>) -> Result<i64> {
         let (store, record) = (self.store, &self.keyed.record_key);
-        let (mut failure, mut backoff) = (
-            StoreError("the claim's swap did not land".into()),
-            store.backoff(),
-        );
+        let mut failure = StoreError("the claim's swap did not land".into());
+        let mut backoff = store.backoff();
         loop {
             let (cas, current) = match begun.take() {
                 Some(begun) => begun,

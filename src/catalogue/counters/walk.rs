@@ -3,14 +3,13 @@
 
 use super::carry::{Part, Truth};
 use super::create::Refuse;
-use crate::catalogue::created::Clock;
-use crate::catalogue::created::Result;
+use crate::catalogue::created::{Clock, Result};
 use crate::catalogue::cursor::{Counted, MAX_CARRIED};
 use crate::catalogue::keys::{
     counter_key, decode_counter, piece_key, piece_of, EMPTY_POSITIONS, PIECE_LEN,
 };
 use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::{sort_by_key, write_back, Piece};
+use crate::catalogue::piece::{rebuilt_note, sort_by_key, write_back, Piece};
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
 use crate::catalogue::record::unreadable;
 use crate::model::ListName;
@@ -72,19 +71,15 @@ pub fn walk<S: KvStore>(
             Ok(Some(piece)) => (piece, false),
             Ok(None) => (Piece::default(), true),
             Err(e) => {
-                walk.part
-                    .notes
-                    .push(format!("index piece {key} unreadable ({e}): rebuilt"));
+                let note = format!("index piece {key} unreadable ({e}): rebuilt");
+                walk.part.notes.push(note);
                 (Piece::default(), false)
             }
         };
         let added = walk.take(piece, &held)?;
         if !added.is_empty() {
             if missing {
-                rebuilt.push(format!(
-                    "index piece {key} missing: rebuilt with {} entries",
-                    added.len()
-                ));
+                rebuilt.push(rebuilt_note(&key, added.len()));
             }
             held.add(added);
             writes.push((key, held.encode()));
@@ -133,9 +128,8 @@ impl<S: KvStore> Walk<'_, '_, S> {
         let last_wanted = end.min(self.part.at.position + wanted - 1);
         let run = held.range(self.part.at.position, last_wanted);
         if wanted > 0 && run.len() as i64 == last_wanted - self.part.at.position + 1 {
-            self.part
-                .pets
-                .extend(run.iter().map(|(_, pet)| pet.clone()));
+            let run = run.iter().map(|(_, pet)| pet.clone());
+            self.part.pets.extend(run);
             self.part.at.position = last_wanted + 1;
             return Ok(added);
         }
@@ -177,10 +171,8 @@ impl<S: KvStore> Walk<'_, '_, S> {
         if !self.reader.batched() || self.reader.holds(&Truth::key(self.at.0, position)) {
             return Ok(());
         }
-        let (end, need) = (
-            self.last()?,
-            self.limit.saturating_sub(self.part.pets.len()).max(1),
-        );
+        let end = self.last()?;
+        let need = self.limit.saturating_sub(self.part.pets.len()).max(1);
         let (mut held, mut keys) = (0, Vec::new());
         for p in position..=end {
             if held >= need || held + keys.len() >= 2 * need || keys.len() >= BATCH_KEYS {

@@ -56,12 +56,8 @@ pub fn page<S: KvStore>(
         if whole == pets.len() && piece.entries().len() == PIECE_LEN as usize {
             whole += PIECE_LEN as usize;
         }
-        pets.extend(
-            piece
-                .range(first, first + limit as i64 - 1)
-                .iter()
-                .map(|(_, pet)| pet.clone()),
-        );
+        let range = piece.range(first, first + limit as i64 - 1);
+        pets.extend(range.iter().map(|(_, pet)| pet.clone()));
     }
     if pets.len() != limit {
         return None;
@@ -103,10 +99,8 @@ pub fn settle<S: KvStore>(
             .and_then(|b| Piece::decode(b.to_vec()).ok())
             .is_some_and(|b| b.get(at as i64).is_some_and(|x| x.id < first)),
     };
-    let mut blocks = match exact {
-        true => whole(list, at, &part.pets, settled),
-        false => Vec::new(),
-    };
+    let blocks = exact.then(|| whole(list, at, &part.pets, settled));
+    let mut blocks = blocks.unwrap_or_default();
     // Those read and the same are not written again (one unreadable is).
     blocks.retain(|(key, block)| reader.peek(key) != Some(block));
     for pet in part.pets.split_off(limit.min(part.pets.len())) {
@@ -114,14 +108,10 @@ pub fn settle<S: KvStore>(
         part.more = true;
     }
     let there = |key: &String| reader.peek(key).is_some() || blocks.iter().any(|(k, _)| k == key);
+    let next = keys(list, at + part.pets.len() as u64, limit);
     let word = match exact && ends_settled(part) {
         false => 0,
-        true if keys(list, at + part.pets.len() as u64, limit)
-            .iter()
-            .all(there) =>
-        {
-            2
-        }
+        true if next.iter().all(there) => 2,
         true => 1,
     };
     // The blocks first, in the page's one write.

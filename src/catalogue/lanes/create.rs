@@ -43,9 +43,7 @@ pub fn create<S: KvStore>(store: &Retrying<'_, S>, mut lanes: Heads, new: NewPet
         }
         lane = draw(&lanes.rounds(), Some(lane), store.random());
     }
-    Err(failed(
-        "the lanes tried were each taken by creates at the same moment",
-    ))
+    Err(failed("each lane tried was taken by another create"))
 }
 
 /// What `ctr:id` means to a lanes create: its lanes, and the mark to swap
@@ -70,9 +68,7 @@ pub fn claim_mark<S: KvStore>(store: &Retrying<'_, S>, claims: Claims) -> Result
             return Ok(held);
         }
         if !backoff.wait() {
-            return Err(failed(
-                "the move to lanes did not land: the counter kept moving",
-            ));
+            return Err(failed("the move to lanes did not land"));
         }
     }
 }
@@ -101,15 +97,13 @@ pub fn draw(rounds: &[u64], tried: Option<usize>, random: [u8; 16]) -> usize {
     let pick = |at: usize| {
         let bits = u32::from_le_bytes(random[at..at + 4].try_into().unwrap_or_default());
         pool.get(bits as usize % pool.len().max(1))
-            .copied()
-            .unwrap_or(0)
+            .map_or(0, |k| *k)
     };
-    let (a, b) = (pick(8), pick(12));
-    if rounds[b] < rounds[a] {
-        b
-    } else {
-        a
-    }
+    // The first on a tie.
+    [pick(8), pick(12)]
+        .into_iter()
+        .min_by_key(|k| rounds[*k])
+        .unwrap_or(0)
 }
 
 #[derive(Debug, Clone, Copy)]

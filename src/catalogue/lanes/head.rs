@@ -138,12 +138,8 @@ impl Heads {
 
     /// Rounds every lane has stored: those below the least head's.
     pub fn stored_rounds(&self) -> u64 {
-        self.heads
-            .iter()
-            .map(Head::round)
-            .min()
-            .unwrap_or(0)
-            .saturating_sub(1)
+        let least = self.heads.iter().map(Head::round).min();
+        least.unwrap_or(0).saturating_sub(1)
     }
 
     pub fn geometry(&self) -> &Geometry {

@@ -4,12 +4,11 @@
 
 use super::create::{claim, draw, first_choice, nonce, owner_of, Claim, Want, QUICK_TRIES};
 use super::head::{Claimed, Heads};
-use crate::catalogue::created::Result;
-use crate::catalogue::created::{Created, Followed, Keyed};
+use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
 use crate::catalogue::record::{unreadable, words};
 use crate::errors::ApiError;
 use crate::retry::Retrying;
-use crate::store::{KvStore, StoreError, SwapReport};
+use crate::store::{KvStore, SwapReport};
 
 /// `petstore-intent 1 <lane> <round> <id> <started ms> <nonce>`, a
 /// newline, the pet's JSON.
@@ -34,11 +33,9 @@ impl Intent {
     }
 
     fn encode(&self) -> Vec<u8> {
-        let (lane, round, id, nonce) = (self.lane, self.round, self.pet.id(), self.pet.nonce());
-        let meta = format!(
-            "{HEADER}{lane} {round} {id} {} {nonce:016x}\n",
-            self.started_ms
-        );
+        let (lane, round, started) = (self.lane, self.round, self.started_ms);
+        let (id, nonce) = (self.pet.id(), self.pet.nonce());
+        let meta = format!("{HEADER}{lane} {round} {id} {started} {nonce:016x}\n");
         [meta.as_bytes(), self.pet.json()].concat()
     }
 }
@@ -90,11 +87,7 @@ pub fn create<S: KvStore>(
             Some(Ok(held)) if held == intent => return key.finish(read, intent),
             Some(held) => return key.follow(held?),
             None if backoff.wait() => {}
-            None => {
-                return Err(ApiError::StoreUnavailable(StoreError(
-                    "the key's claim did not land".into(),
-                )))
-            }
+            None => return Err(failed("the key's claim did not land")),
         }
     }
 }
@@ -145,8 +138,7 @@ impl<S: KvStore> Key<'_, '_, S> {
                 return Ok(Created::Pet(self.keyed.pet(id)));
             }
             if tries >= QUICK_TRIES && !backoff.wait() {
-                let why = "every round tried was taken by creates at the same moment";
-                return Err(ApiError::StoreUnavailable(StoreError(why.into())));
+                return Err(failed("each round tried was taken by another create"));
             }
             read = (self.lanes)()?;
             let lane = draw(&read.rounds(), Some(intent.lane), store.random());

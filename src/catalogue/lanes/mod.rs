@@ -16,18 +16,16 @@ pub use head::Heads;
 pub use keyed::create as keyed;
 pub use merge::Part;
 
-use crate::catalogue::created::Result;
-use crate::errors::ApiError;
-use crate::model::ListName;
-use crate::store::KvStore;
-
-use crate::catalogue::created::Page;
+use crate::catalogue::created::{Page, Result};
 use crate::catalogue::cursor::{Laned, Parts};
 use crate::catalogue::keys::{block_key, head_key, pet_key};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::write_back;
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
 use crate::catalogue::record::{listed, PetRecord};
+use crate::errors::ApiError;
+use crate::model::ListName;
+use crate::store::KvStore;
 
 use head::Head;
 
@@ -51,11 +49,8 @@ impl Plan {
         let word = laned.filter(|_| own).map_or(0, |l| l.word);
         let mut from = laned.map_or(Vec::new(), |l| l.lanes.clone());
         from.resize(g.width(), 0);
-        let at = if own {
-            blocks::start(list, &from, word)
-        } else {
-            (None, false)
-        };
+        let at = own.then(|| blocks::start(list, &from, word));
+        let at = at.unwrap_or((None, false));
         let reach = reach(list, &from, word, limit).filter(|_| own);
         let keys = match (at, reach) {
             ((Some(at), true), _) => blocks::keys(list, at, limit),
@@ -100,11 +95,7 @@ pub fn read_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Ve
 /// The last round the unfiltered list's page reaches, if it lies in the
 /// rounds up to `stored`.
 fn reach(list: ListName, from: &[u64], stored: u64, limit: usize) -> Option<u64> {
-    let least = from
-        .iter()
-        .copied()
-        .min()
-        .filter(|_| list == ListName::All)?;
+    let least = *from.iter().min().filter(|_| list == ListName::All)?;
     let mut entries = 0;
     (least + 1..=stored).find(|round| {
         entries += from.iter().filter(|done| *done < round).count();
@@ -153,10 +144,8 @@ pub fn walk<S: KvStore>(
                 Heads::read(*g, |key| reader.peek(key))?
             }
         };
-        match (
-            merge::page(reader, &heads, list, from.clone(), limit),
-            stored,
-        ) {
+        let merged = merge::page(reader, &heads, list, from.clone(), limit);
+        match (merged, stored) {
             (Ok(part), Some(rounds)) if part.pets.len() == limit => return Ok((part, rounds)),
             (Ok(part), None) => return Ok((part, heads.stored_rounds())),
             (Err(e), None) => return Err(e),

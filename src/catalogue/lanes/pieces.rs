@@ -4,7 +4,7 @@
 use super::geometry::Geometry;
 use crate::catalogue::keys::{block_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::{sort_by_key, Piece};
+use crate::catalogue::piece::{rebuilt_note, sort_by_key, Piece};
 use crate::catalogue::reader::BATCH_WRITES;
 use crate::model::ListName;
 
@@ -116,10 +116,7 @@ impl Pieces {
             let (mut piece, rebuilt) =
                 (std::mem::take(&mut self.read[at].1 .0), self.read[at].1 .1);
             if rebuilt {
-                self.notes.push(format!(
-                    "index piece {key} missing: rebuilt with {} entries",
-                    added.len()
-                ));
+                self.notes.push(rebuilt_note(&key, added.len()));
             }
             piece.add(added);
             writes.push((key, piece.encode()));

@@ -2,8 +2,7 @@
 //! its own keys only: no replication order loses an acknowledged pet.
 
 use super::entry::Entry;
-use crate::catalogue::created::Result;
-use crate::catalogue::created::{Created, Keyed};
+use crate::catalogue::created::{failed, Created, Keyed, Result};
 use crate::catalogue::cursor::Placed;
 use crate::catalogue::keys::{pet_key, ID_COUNTER};
 use crate::catalogue::layout::replicated_mark;
@@ -12,7 +11,7 @@ use crate::catalogue::record::{encode_pet, first_line, persisted, unreadable};
 use crate::errors::ApiError;
 use crate::model::NewPet;
 use crate::retry::Retrying;
-use crate::store::{KvStore, StoreError};
+use crate::store::KvStore;
 
 /// Ids are drawn in 1 … 2^53 − 1: exact in JavaScript clients.
 const ID_BITS: u32 = 53;
@@ -83,7 +82,5 @@ pub fn create<S: KvStore>(
         }
         return Ok(Created::Pet(pet));
     }
-    Err(ApiError::StoreUnavailable(StoreError(format!(
-        "{DRAWS} ids drawn were each taken"
-    ))))
+    Err(failed("every id drawn was taken"))
 }

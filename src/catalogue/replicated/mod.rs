@@ -44,12 +44,8 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
             return Ok(Page::default());
         }
         let horizon = LANDS_WITHIN_MS + self.deployment.settle_ms()?;
-        page(
-            self.store,
-            clock.now_ms.saturating_sub(horizon),
-            query,
-            parts.placed,
-        )
+        let horizon = clock.now_ms.saturating_sub(horizon);
+        page(self.store, horizon, query, parts.placed)
     }
 
     /// A create; keyed, once per key within a replica's reach. Retried
@@ -107,8 +103,6 @@ fn page<S: KvStore>(
         }
     }
     // The list's end links on too; the empty page ends a walk.
-    let next = entries
-        .last()
-        .map(|last| Parts::placed(last.place).cursor());
+    let next = entries.last().map(|last| last.place.cursor());
     Ok(Page::new(pets, next, Vec::new()))
 }
