@@ -191,10 +191,10 @@ impl Parts {
         if let Some(Laned { lanes, word }) = &self.laned {
             let base = lanes.iter().copied().min().unwrap_or(0);
             let digits = lanes.iter().all(|n| n - base < 36);
-            let dot = digits.then(|| format!("{base}.")).unwrap_or_default();
-            text += &format!("l{dot}");
+            text.push('l');
             for (i, n) in lanes.iter().enumerate() {
                 text += &match (digits, i) {
+                    (true, 0) => format!("{base}.{}", base36(n - base)),
                     (true, _) => base36(n - base),
                     (false, 0) => n.to_string(),
                     (false, _) => format!("-{n}"),
