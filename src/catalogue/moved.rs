@@ -6,7 +6,6 @@ use super::created::Result;
 use super::created::{Clock, Page};
 use super::cursor::{Counted, Laned, Parts};
 use super::lanes::{self, Geometry};
-use super::piece::write_back;
 use super::reader::Reader;
 use super::record::SEAL_AFTER_MS;
 use crate::model::ListName;
@@ -53,20 +52,18 @@ pub fn page<S: KvStore>(
             ListName::Status(_) => End::Counter,
         };
         let part = counters::walk(reader, clock, (list, end), &at, limit, refuse)?;
-        let done = part.ended && (list == ListName::All || settled) && part.at.carried.is_empty();
-        (more, going_on) = (!part.ended, (!done).then(|| part.at.clone()));
-        (page.pets, page.notes) = (part.pets, part.notes);
+        going_on = part.going_on(list == ListName::All || settled);
+        (more, page.pets, page.notes) = part.into_pets();
     }
     if more || page.pets.len() >= limit {
         more = true;
     } else {
         let room = limit - page.pets.len();
-        let (mut part, _) = lanes::walk(reader, g, list, from, None, room)?;
-        part.notes
-            .extend(write_back(reader.store(), &part.writes, false));
-        (more, from) = (part.more, part.lanes);
-        page.pets.extend(part.pets);
-        page.notes.extend(part.notes);
+        let (part, _) = lanes::walk(reader, g, list, from, None, room)?;
+        let (pets, lanes, more_lanes, notes) = part.written(reader.store());
+        (more, from) = (more_lanes, lanes);
+        page.pets.extend(pets);
+        page.notes.extend(notes);
     }
     if more || !page.pets.is_empty() {
         page.next = Some(Parts::new(going_on, Some(Laned::new(from, 0))).cursor());

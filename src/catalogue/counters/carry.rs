@@ -85,10 +85,10 @@ fn id_in(slot: Option<&[u8]>) -> Option<i64> {
 /// A page of a walk: its pets, where the walk goes on, whether it ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Part {
-    pub pets: Vec<Listed>,
-    pub at: Counted,
-    pub ended: bool,
-    pub notes: Vec<String>,
+    pub(super) pets: Vec<Listed>,
+    pub(super) at: Counted,
+    pub(super) ended: bool,
+    pub(super) notes: Vec<String>,
     /// This page's carried positions where nothing at all is stored.
     sealable: Vec<i64>,
 }
@@ -99,6 +99,18 @@ impl Part {
             at: at.clone(),
             ..Part::default()
         }
+    }
+
+    /// Where the walk goes on, unless it is done: at the list's end with
+    /// nothing carried, and `closed` (no create can still land behind it).
+    pub fn going_on(&self, closed: bool) -> Option<Counted> {
+        let done = self.ended && closed && self.at.carried.is_empty();
+        (!done).then(|| self.at.clone())
+    }
+
+    /// Whether the list goes on past it; its pets and notes.
+    pub fn into_pets(self) -> (bool, Vec<Listed>, Vec<String>) {
+        (!self.ended, self.pets, self.notes)
     }
 
     pub fn carry(&mut self, position: i64, sealable: bool, clock: &Clock) {

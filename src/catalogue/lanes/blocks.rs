@@ -103,10 +103,7 @@ pub fn settle<S: KvStore>(
     let mut blocks = blocks.unwrap_or_default();
     // Those read and the same are not written again (one unreadable is).
     blocks.retain(|(key, block)| reader.peek(key) != Some(block));
-    for pet in part.pets.split_off(limit.min(part.pets.len())) {
-        part.lanes[g.place(pet.id).0] -= 1;
-        part.more = true;
-    }
+    part.give_back(limit, g);
     let there = |key: &String| reader.peek(key).is_some() || blocks.iter().any(|(k, _)| k == key);
     let next = keys(list, at + part.pets.len() as u64, limit);
     let word = match exact && ends_settled(part) {

@@ -3,27 +3,28 @@
 
 use std::collections::BTreeMap;
 
+use super::geometry::Geometry;
 use super::head::Heads;
 use super::pieces::Pieces;
 use crate::catalogue::created::Result;
 use crate::catalogue::keys::{entry_key, pet_key};
 use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::Piece;
+use crate::catalogue::piece::{write_back, Piece};
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
 use crate::catalogue::record::PetRecord;
 use crate::errors::ApiError;
 use crate::model::ListName;
 use crate::store::KvStore;
 
-/// A page of the lanes: its pets, how far it went in each lane, whether
-/// entries remain, what it writes back.
+/// A page of the lanes: its pets, how far it went in each lane (as many as
+/// it lists of each), whether entries remain, what it writes back.
 #[derive(Debug, Default)]
 pub struct Part {
-    pub pets: Vec<Listed>,
-    pub lanes: Vec<u64>,
-    pub more: bool,
-    pub writes: Vec<(String, Vec<u8>)>,
-    pub notes: Vec<String>,
+    pub(super) pets: Vec<Listed>,
+    pub(super) lanes: Vec<u64>,
+    pub(super) more: bool,
+    pub(super) writes: Vec<(String, Vec<u8>)>,
+    notes: Vec<String>,
 }
 
 impl Part {
@@ -34,6 +35,21 @@ impl Part {
             more,
             ..Part::default()
         }
+    }
+
+    /// Gives back its pets past `limit`: each lane's count follows.
+    pub(super) fn give_back(&mut self, limit: usize, g: &Geometry) {
+        for pet in self.pets.split_off(limit.min(self.pets.len())) {
+            self.lanes[g.place(pet.id).0] -= 1;
+            self.more = true;
+        }
+    }
+
+    /// Its writes made (a failure noted): its pets, how far it went in
+    /// each lane, whether entries remain, its notes.
+    pub fn written(mut self, store: &impl KvStore) -> (Vec<Listed>, Vec<u64>, bool, Vec<String>) {
+        self.notes.extend(write_back(store, &self.writes, false));
+        (self.pets, self.lanes, self.more, self.notes)
     }
 }
 

@@ -20,7 +20,6 @@ use crate::catalogue::created::{Page, Result};
 use crate::catalogue::cursor::{Laned, Parts};
 use crate::catalogue::keys::{block_key, head_key, pet_key};
 use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::write_back;
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
 use crate::catalogue::record::{listed, PetRecord};
 use crate::errors::ApiError;
@@ -109,7 +108,7 @@ pub fn page<S: KvStore>(reader: &mut Reader<'_, S>, g: &Geometry, plan: Plan) ->
     let served = blocks
         .then(|| blocks::page(reader, g, list, from.clone(), limit))
         .flatten();
-    let (mut part, word) = match served {
+    let (part, word) = match served {
         Some(served) => served,
         None if list == ListName::All => walk(reader, g, list, from, plan.stored, limit)?,
         None => {
@@ -119,11 +118,10 @@ pub fn page<S: KvStore>(reader: &mut Reader<'_, S>, g: &Geometry, plan: Plan) ->
             (part, word)
         }
     };
-    part.notes
-        .extend(write_back(reader.store(), &part.writes, false));
-    let more = part.more || !part.pets.is_empty();
-    let next = more.then(|| Parts::new(None, Some(Laned::new(part.lanes, word))).cursor());
-    Ok(Page::new(part.pets, next, part.notes))
+    let (pets, lanes, more, notes) = part.written(reader.store());
+    let next = (more || !pets.is_empty()).then(|| Laned::new(lanes, word));
+    let next = next.map(|laned| Parts::new(None, Some(laned)).cursor());
+    Ok(Page::new(pets, next, notes))
 }
 
 /// The lanes' part of a page, and the rounds every lane had stored: within
