@@ -210,3 +210,21 @@ fn a_fault_at_any_call_of_the_move_leaves_a_store_the_next_create_moves() {
         }
     }
 }
+
+/// getPet of an id below a moved store's lanes (they begin on the block
+/// past the counters' last id): its pet, or a 404 where no create of the
+/// counters committed (`pet:33` removed: a create that failed), never a
+/// lane's head.
+#[test]
+fn get_pet_below_the_lanes_of_a_moved_store_is_the_counters() {
+    let (store, _) = counters_store(40);
+    store.remove("pet:33");
+    let new = instance(&store, "lanes");
+    assert_eq!(new.create("new", "sold"), 65, "the lanes begin at 65");
+    for id in [1, 40] {
+        assert_eq!(new.get(&format!("/v1/pets/{id}")).status.as_u16(), 200);
+    }
+    for id in [33, 41, 64] {
+        assert_error(&new.get(&format!("/v1/pets/{id}")), 404, "not_found");
+    }
+}

@@ -9,6 +9,9 @@ use crate::model::{number, split_digits, Cursor};
 pub const MAX_CARRIED: usize = 64;
 /// Lanes a lanes part may name, and a store may have.
 pub const MAX_LANES: usize = 64;
+/// A lanes part's entries: 15 digits at most, far past any store, so
+/// that ids, sums and positions made of them stay in range.
+const MAX_ENTRY: i64 = 999_999_999_999_999;
 
 /// A counters walk's next position, and those below it whose create had
 /// not finished, since when (Unix seconds).
@@ -105,7 +108,8 @@ impl Laned {
 
     /// `<base>.<a base-36 digit per lane>` or `<n>(-<n>)…`, then `_<word>`.
     fn parse(text: &str) -> Option<(Laned, &str)> {
-        let (first, mut rest) = num(text)?;
+        let entry = |text| num(text).filter(|(n, _)| *n <= MAX_ENTRY);
+        let (first, mut rest) = entry(text)?;
         let mut lanes = vec![first as u64];
         let dotted = rest
             .strip_prefix('.')
@@ -117,7 +121,7 @@ impl Laned {
         }
         while let Some((n, tail)) = rest
             .strip_prefix('-')
-            .and_then(num)
+            .and_then(entry)
             .filter(|_| dotted.is_none())
         {
             lanes.push(n as u64);
@@ -166,9 +170,13 @@ impl Parts {
             let (laned, after) = Laned::parse(after)?;
             (parts.laned, rest) = (Some(laned), after);
         }
-        // Words of a later release, each a saving this one does without.
+        // Words of a later release (led by a letter), each a saving this
+        // one does without.
         for _ in 0..3 {
-            match rest.strip_prefix('_').and_then(|w| word(w, 18, true)) {
+            let lettered = rest
+                .strip_prefix('_')
+                .filter(|w| w.starts_with(|c: char| c.is_ascii_lowercase()));
+            match lettered.and_then(|w| word(w, 18, true)) {
                 Some((_, tail)) => rest = tail,
                 None => break,
             }
@@ -232,36 +240,23 @@ mod tests {
 
     #[test]
     fn every_part_round_trips_and_words_after_it_are_ignored() {
-        let (carried, since_s) = (vec![1, 997, 999], 9);
-        let counted = || {
-            Some(Counted {
-                carried: carried.clone(),
-                since_s,
-                ..Counted::at(1001)
-            })
-        };
+        let mut c = Counted::at(1001);
+        (c.carried, c.since_s) = (vec![1, 997, 999], 9);
+        let counted = || Some(c.clone());
         let laned = || Some(Laned::new(vec![62_500, 62_501, 62_535], 7));
         let far = Some(Laned::new(vec![40, 4, 4], 3));
-        let placed = Placed {
-            t_ms: 1_800_000_000_000,
-            id: 9_007_199_254_740_991,
-        };
+        let (t_ms, id, mut placed) = (1_800_000_000_000, 9_007_199_254_740_991, Parts::default());
+        placed.placed = Some(Placed { t_ms, id });
         for (text, expected) in [
             ("c1001urs-4-2_9", Parts::new(counted(), None)),
             ("l62500.01z_7", Parts::new(None, laned())),
             ("c1001urs-4-2_9l62500.01z_7", Parts::new(counted(), laned())),
-            (
-                "r1800000000000.9007199254740991",
-                Parts {
-                    placed: Some(placed),
-                    ..Parts::default()
-                },
-            ),
+            ("r1800000000000.9007199254740991", placed),
             ("l40-4-4_3", Parts::new(None, far)),
         ] {
             assert_eq!(parts(text), Some(expected.clone()), "{text}");
             assert_eq!(expected.cursor().as_str(), text);
-            for words in ["_a", "_0_zz", "_123456789012345678_a_b"] {
+            for words in ["_a", "_zz_a0", "_a23456789012345678_b_c"] {
                 let more = format!("{text}{words}");
                 assert_eq!(parts(&more), Some(expected.clone()), "{more}");
             }
@@ -269,6 +264,7 @@ mod tests {
         assert_eq!(parts("c7u1_0").unwrap().counted.unwrap().carried, vec![6]);
         let below = parts("c2u5-1_3").unwrap().counted.unwrap();
         assert_eq!(below.carried, vec![1], "below 1: dropped");
+        assert!(parts("l999999999999999-0").is_some(), "the largest entry");
         let wide = format!("l3.{}", "0".repeat(MAX_LANES));
         assert_eq!(parts(&wide).unwrap().laned.unwrap().lanes.len(), MAX_LANES);
         assert_eq!(Parts::read(None), Ok(Parts::default()));
@@ -279,7 +275,8 @@ mod tests {
         let most: Vec<String> = (1..=MAX_CARRIED as u64 + 1).rev().map(base36).collect();
         let fixed = "c c0 c01 c1x c1234567890123456789 c5u c5u3 c5u3_ c5u0_1 c5u01_1 l l1. l1- \
             l1.0_ l1.0_09 l1.0_1_ l1.0_1_a_b_c_d l1.0_1_1234567890123456789 l1.0_1_a.b x r12 \
-            r1.x r01.2 r1.0 r1.2c3 r1.2l1.0 c5r1.2 _a c5_ c5_A";
+            r1.x r01.2 r1.0 r1.2c3 r1.2l1.0 c5r1.2 _a c5_ c5_A c5_7 r1.2_0 l1.0_a_7 \
+            l1000000000000000 l1-1000000000000000 l1000000000000000.0";
         let longest = [
             format!("c500u{}_1", most.join("-")),
             format!("l3.{}", "0".repeat(MAX_LANES + 1)),

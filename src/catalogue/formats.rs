@@ -27,7 +27,7 @@ pub const FORMATS: &[(&str, &str, &str, &str, &str)] = &[
     ("ixr:{t}:{id}:{status}", "the pet's JSON", "1.5.0–2.0.0 (edge)", "a replicated list entry", "replicated/entry.rs"),
     ("cursor", "`c<position>`", "1.0.0–2.0.0", "a counters walk", "cursor.rs"),
     ("cursor", "`c<position>u<below>(-<below>)…_<since s>`", "1.3.0–2.0.0", "the positions a counters walk carries", "cursor.rs"),
-    ("cursor", "`l<base>.<digit per lane>` or `l<n>(-<n>)…`", "1.3.0–2.0.0", "a lanes walk (16 or 32 lanes; up to 64 read since 2.0.0)", "cursor.rs"),
+    ("cursor", "`l<base>.<digit per lane>` or `l<n>(-<n>)…`", "1.3.0–2.0.0", "a lanes walk (16 or 32 lanes; up to 64, each of 15 digits at most, read since 2.0.0)", "cursor.rs"),
     ("cursor", "`c…l…`", "1.3.0–2.0.0", "a walk of a moved store", "cursor.rs"),
     ("cursor", "`l…_<n>`", "1.6.0–2.0.0", "rounds stored (unfiltered); exact to a block (status, 1.7.0)", "cursor.rs"),
     ("cursor", "`r<t>.<id>`", "1.5.0–2.0.0 (edge)", "a replicated walk; a walk's end elsewhere", "cursor.rs"),

@@ -61,7 +61,7 @@ impl Held {
                 (lower(name, false) && lower(value, true) && !named.contains(&name))
                     .then_some(())?;
                 if name == "lanes" {
-                    width = number(value).filter(|_| format == "2")? as usize;
+                    width = usize::try_from(number(value).filter(|_| format == "2")?).ok()?;
                 }
                 named.push(name);
             }

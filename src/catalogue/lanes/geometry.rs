@@ -58,8 +58,9 @@ impl Geometry {
         self.base + self.width as i64 * (round as i64 - 1) + lane as i64
     }
 
+    /// The lane and round of `id`, one of the lanes (at least `base`).
     pub fn place(&self, id: i64) -> (usize, u64) {
-        let (offset, width) = (id - self.base, self.width as i64);
+        let (offset, width) = ((id - self.base).max(0), self.width as i64);
         ((offset % width) as usize, (offset / width) as u64 + 1)
     }
 

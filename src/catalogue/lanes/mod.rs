@@ -154,8 +154,8 @@ pub fn walk<S: KvStore>(
 }
 
 pub fn unstored_keys(g: &Geometry, id: i64) -> Vec<String> {
-    let key = head_key(g.place(id).0);
-    (id >= g.base()).then_some(key).into_iter().collect()
+    let key = (id >= g.base()).then(|| head_key(g.place(id).0));
+    key.into_iter().collect()
 }
 
 /// A pet its lane's head holds, not stored yet; a head past its round
@@ -165,12 +165,12 @@ pub fn unstored(
     g: &Geometry,
     id: i64,
 ) -> Result<Option<Listed>> {
+    if id < g.base() {
+        return Ok(None);
+    }
     let (lane, round) = g.place(id);
     let key = head_key(lane);
-    let head = match id >= g.base() {
-        true => Head::decode(&key, reader.get(&key)?.as_deref())?,
-        false => return Ok(None),
-    };
+    let head = Head::decode(&key, reader.get(&key)?.as_deref())?;
     match (head.round(), head.into_last()) {
         (r, Some(last)) if r == round => listed(&key, last.json().to_vec()).map(Some),
         (r, _) if r > round => {
