@@ -35,7 +35,7 @@ pub struct Consumed {
     /// (or an `increment`) that another call's write beat.
     pub refused: u64,
     /// Calls by operation, in the order of [`OPERATIONS`].
-    pub by_operation: [u64; 4],
+    pub by_operation: [u64; 5],
 }
 
 impl Consumed {
@@ -216,12 +216,14 @@ fn carry(client: TcpStream, server: TcpStream, consumed: &Mutex<Consumed>) -> st
 
 /// The operations [`Consumed::by_operation`] counts: `GetItem` (a `get`,
 /// or a compare-and-swap's `current`), `BatchGetItem` (a `get-many`),
-/// `BatchWriteItem` (a `set-many`), `TransactWriteItems` (a `swap`).
-pub const OPERATIONS: [&str; 4] = [
+/// `BatchWriteItem` (a `set-many`), `TransactWriteItems` (a `swap`),
+/// `Scan` (a page of `list-keys`: Spin scans the whole table).
+pub const OPERATIONS: [&str; 5] = [
     "GetItem",
     "BatchGetItem",
     "BatchWriteItem",
     "TransactWriteItems",
+    "Scan",
 ];
 
 /// Adds one call to `consumed`.
@@ -278,6 +280,46 @@ fn count(consumed: &mut Consumed, operation: &str, asked: &Value, answered: &Val
             consumed.items_found += found;
             consumed.read_units += units + absent_units;
         }
+        // Billed by the size of every item the scan reads, whatever it
+        // returns (Spin projects the key only): DynamoDB Local reports it.
+        "Scan" => {
+            let count = |field: &str| answered[field].as_u64().unwrap_or(0);
+            consumed.items_read += count("ScannedCount");
+            consumed.items_found += count("Count");
+            consumed.read_units += units;
+        }
         _ => consumed.write_units += units,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A `list-keys` is read capacity, never write: the scan's units and
+    /// the items it examined.
+    #[test]
+    fn a_scan_is_booked_as_reads_of_every_item_scanned() {
+        let mut consumed = Consumed::default();
+        let asked = json!({"TableName": "petstore", "ProjectionExpression": "PK"});
+        let answered = json!({
+            "Items": [{"PK": {"S": "pet:1"}}, {"PK": {"S": "ctr:id"}}],
+            "Count": 2,
+            "ScannedCount": 2,
+            "ConsumedCapacity": {"TableName": "petstore", "CapacityUnits": 0.5},
+        });
+        count(&mut consumed, "Scan", &asked, &answered);
+        assert_eq!(
+            consumed,
+            Consumed {
+                calls: 1,
+                items_read: 2,
+                items_found: 2,
+                read_units: 0.5,
+                by_operation: [0, 0, 0, 0, 1],
+                ..Consumed::default()
+            }
+        );
     }
 }
