@@ -107,7 +107,8 @@ impl<'p> Config<'p> {
                     backend.name(),
                     match LayoutName::instead(backend, BUILT) {
                         Some(other) => format!("set it to '{}'", other.name()),
-                        None => "this build has no layout for it".into(),
+                        // The edge build's: counters runs on every backend.
+                        None => "this build has no layout for it: spin.toml's has".into(),
                     }
                 ),
             }),

@@ -121,6 +121,10 @@ fn lanes_need_the_aws_dynamo_backend() {
         ]);
         let layout = Config::new(&platform).catalogue_layout();
         assert_eq!(layout.is_ok(), ok, "{backend}: {layout:?}");
+        // The cause offers a layout of this build that runs there.
+        if let Err(wrong) = layout {
+            assert!(wrong.why.ends_with("set it to 'counters'"), "{wrong}");
+        }
     }
     let platform = fixed(vec![
         (KEY_VALUE_BACKEND, Ok("spin")),

@@ -172,3 +172,24 @@ impl Keyed {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a layout the build has is offered: the edge build has one.
+    #[test]
+    fn a_layout_offered_instead_is_one_this_build_has() {
+        let edge = [LayoutName::Replicated];
+        assert_eq!(LayoutName::instead(KvBackend::Redis, &edge), None);
+        assert_eq!(
+            LayoutName::instead(KvBackend::AwsDynamo, &edge),
+            Some(LayoutName::Replicated)
+        );
+        let default = [LayoutName::Counters, LayoutName::Lanes];
+        assert_eq!(
+            LayoutName::instead(KvBackend::Redis, &default),
+            Some(LayoutName::Counters)
+        );
+    }
+}
