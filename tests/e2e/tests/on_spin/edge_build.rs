@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use petstore_e2e::client::{distinct_ids, fan_out, pet_body};
+use petstore_e2e::meter::Meter;
 use petstore_e2e::registry::{release_version, Registry};
 use petstore_e2e::spin::{build_edge, SpinUp};
 use petstore_e2e::stores::{Backend, Store};
@@ -172,5 +173,44 @@ fn the_edge_build_pushed_to_a_registry_serves_from_it() {
         store.direct().peek("ctr:id").as_deref(),
         Some(&b"petstore-replicated 1"[..]),
         "the edge build's mark: this is the edge module"
+    );
+}
+
+/// On DynamoDB a page's `list-keys` is a `Scan` of the whole table, billed
+/// as reads of every item it examines (the meter books it so): 20 pets are
+/// 41 items (each pet and its entry, and the mark), scanned to list 20.
+#[test]
+fn a_page_on_dynamodb_scans_every_item_of_the_store() {
+    let store = Store::new(Backend::Dynamo);
+    let local = petstore_e2e::dynamo::local().endpoint.clone();
+    let meter = Meter::start(local.trim_start_matches("http://")).expect("the meter");
+    build_edge();
+    let spin = store
+        .launch_release(&workspace().join("spin-edge.toml"))
+        .variable("replication_ms", "0")
+        .variable("clock_skew_ms", "0")
+        .env("AWS_ENDPOINT_URL", meter.endpoint())
+        .start();
+    for i in 0..20 {
+        spin.api
+            .post(&pet_body(&format!("p{i}"), "sold"))
+            .created_id();
+    }
+    std::thread::sleep(SETTLE);
+    meter.take();
+    let page = spin.api.get("/v1/pets?limit=20");
+    assert_eq!(page.ids().len(), 20, "{}", page.body);
+    let used = meter.take();
+    // One scan (a table this small is one page of it), one get-many of
+    // the page's 20 entries and the mark; nothing written.
+    assert_eq!(used.by_operation, [0, 1, 0, 0, 1], "{used:?}");
+    assert_eq!(
+        (used.items_read, used.items_found),
+        (41 + 21, 41 + 21),
+        "{used:?}"
+    );
+    assert!(
+        used.read_units >= 0.5 + 21.0 && used.write_units == 0.0,
+        "{used:?}"
     );
 }
