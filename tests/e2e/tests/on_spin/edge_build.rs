@@ -14,7 +14,7 @@ use std::time::Duration;
 use petstore_e2e::client::{distinct_ids, fan_out, pet_body};
 use petstore_e2e::meter::Meter;
 use petstore_e2e::registry::{release_version, Registry};
-use petstore_e2e::spin::{build_edge, SpinUp};
+use petstore_e2e::spin::{build_edge, Launch, SpinUp};
 use petstore_e2e::stores::{Backend, Store};
 use petstore_e2e::workspace;
 
@@ -23,12 +23,16 @@ use petstore_e2e::workspace;
 const SETTLE: Duration = Duration::from_millis(1_300);
 
 fn edge(store: &Store) -> SpinUp {
+    edge_launch(store).start()
+}
+
+/// The edge build on `store`, with no replication, not started yet.
+fn edge_launch(store: &Store) -> Launch {
     build_edge();
     store
         .launch_release(&workspace().join("spin-edge.toml"))
         .variable("replication_ms", "0")
         .variable("clock_skew_ms", "0")
-        .start()
 }
 
 #[test]
@@ -184,11 +188,7 @@ fn a_page_on_dynamodb_scans_every_item_of_the_store() {
     let store = Store::new(Backend::Dynamo);
     let local = petstore_e2e::dynamo::local().endpoint.clone();
     let meter = Meter::start(local.trim_start_matches("http://")).expect("the meter");
-    build_edge();
-    let spin = store
-        .launch_release(&workspace().join("spin-edge.toml"))
-        .variable("replication_ms", "0")
-        .variable("clock_skew_ms", "0")
+    let spin = edge_launch(&store)
         .env("AWS_ENDPOINT_URL", meter.endpoint())
         .start();
     for i in 0..20 {
