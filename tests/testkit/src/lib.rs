@@ -644,11 +644,24 @@ pub fn assert_consistent(
         ids.windows(2).all(|w| w[0] < w[1]),
         "ascending, once each: {ids:?} ({context})"
     );
-    assert_eq!(
-        ids.iter().copied().collect::<BTreeSet<_>>(),
-        *expected,
-        "the unfiltered walk ({context})"
-    );
+    let listed: BTreeSet<i64> = ids.iter().copied().collect();
+    let missing: Vec<&i64> = expected.difference(&listed).collect();
+    let extra: Vec<&i64> = listed.difference(expected).collect();
+    if !(missing.is_empty() && extra.is_empty()) {
+        // What getPet says of each, so a failure names its cause.
+        let fetched: Vec<String> = missing
+            .iter()
+            .chain(&extra)
+            .take(20)
+            .map(|id| {
+                let (status, body, _) = reader.read(&format!("/v1/pets/{id}"));
+                format!("{id}: {status} {body}")
+            })
+            .collect();
+        panic!(
+            "the unfiltered walk ({context}): not listed {missing:?}, listed but not expected {extra:?}; getPet: {fetched:#?}"
+        );
+    }
     let mut by_status: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
     for pet in &all {
         let status = pet["status"].as_str().expect("a status").to_string();
