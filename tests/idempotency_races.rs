@@ -320,3 +320,57 @@ fn an_abandoned_create_holds_its_key_for_the_lease_then_a_retry_finishes_it() {
         Some("true")
     );
 }
+
+#[test]
+fn a_retry_past_the_commit_window_waits_while_the_owners_commit_may_land_one_pet() {
+    use petstore::catalogue::{COMMIT_WITHIN_MS, SEAL_AFTER_MS};
+    for setup in BACKENDS.into_iter().filter(|s| !s.lanes()) {
+        let api = api(setup);
+        // The owner passed its window's check; its commit lands only after
+        // a retry, past the lease and the window, came in (a stalled call,
+        // its retries).
+        let late = LEASE_MS + COMMIT_WITHIN_MS + 1;
+        let seen = competitor_inside(&api, commit(setup), late);
+        let owner = assert_created(&api.post_keyed("k", REX));
+        let retry = seen.borrow_mut().take().unwrap();
+        assert_error(&retry, 409, "idempotency_key_in_use");
+        // Until readers give the owner's record up.
+        let wait = (SEAL_AFTER_MS - COMMIT_WITHIN_MS - 1)
+            .div_ceil(1000)
+            .to_string();
+        assert_eq!(
+            retry.header("retry-after"),
+            Some(wait.as_str()),
+            "{setup:?}"
+        );
+        let replay = api.post_keyed("k", REX);
+        assert_eq!(assert_created(&replay), owner, "{setup:?}");
+        assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+        let (all, sold) = pets_named(&api, "Rex", "sold");
+        assert_eq!((all, sold), (vec![owner], vec![owner]), "{setup:?}");
+    }
+}
+
+#[test]
+fn a_create_stopped_before_its_commit_frees_its_key_when_readers_give_it_up() {
+    use petstore::catalogue::SEAL_AFTER_MS;
+    let api = Api::new();
+    // Call 8 is the commit (as above), failing at every attempt.
+    for fault in every_attempt(8, Fault::Fail) {
+        api.store.inject(fault);
+    }
+    assert_error(&api.post_keyed("k", REX), 503, "store_unavailable");
+    // Past the lease and the window: still the key's, as walks still wait.
+    api.advance_ms(LEASE_MS + SEAL_AFTER_MS - 1000);
+    let r = api.post_keyed("k", REX);
+    assert_error(&r, 409, "idempotency_key_in_use");
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert!(api.walk("/v1/pets").is_empty());
+    // Given up: the key makes a new pet, the only one listed.
+    api.advance_ms(1000);
+    let id = assert_created(&api.post_keyed("k", REX));
+    assert_ne!(id, 1, "the stopped create's id is given up");
+    assert_eq!(api.walk("/v1/pets"), vec![id]);
+    assert_eq!(api.walk("/v1/pets?status=sold"), vec![id]);
+    assert_eq!(api.get("/v1/pets/1").status.as_u16(), 404);
+}

@@ -165,10 +165,18 @@ impl Keyed {
     pub fn within_lease(&self, started_ms: u64) -> Result<()> {
         let ends = started_ms.saturating_add(self.lease.lease_ms);
         match self.lease.now_ms < ends {
-            true => Err(ApiError::IdempotencyKeyInUse {
-                retry_after_seconds: (ends - self.lease.now_ms).div_ceil(1000).max(1),
-            }),
+            true => Err(self.in_use_until(ends)),
             false => Ok(()),
+        }
+    }
+
+    /// The key's 409, its `Retry-After` until `ends_ms`.
+    pub fn in_use_until(&self, ends_ms: u64) -> ApiError {
+        ApiError::IdempotencyKeyInUse {
+            retry_after_seconds: ends_ms
+                .saturating_sub(self.lease.now_ms)
+                .div_ceil(1000)
+                .max(1),
         }
     }
 }

@@ -56,7 +56,11 @@ impl Pending {
 
     /// Whether readers give it up: no create commits it any more.
     pub fn dead(&self, now_ms: u64, lease_ms: u64) -> bool {
-        now_ms >= self.started_ms.saturating_add(lease_ms + SEAL_AFTER_MS)
+        now_ms >= self.dead_at_ms(lease_ms)
+    }
+
+    pub fn dead_at_ms(&self, lease_ms: u64) -> u64 {
+        self.started_ms.saturating_add(lease_ms + SEAL_AFTER_MS)
     }
 
     pub fn encode(&self) -> Vec<u8> {

@@ -137,12 +137,19 @@ pub fn follow<S: KvStore>(store: &Retrying<'_, S>, keyed: &Keyed, id: i64) -> Re
         }
         PetRecord::Pending(p) if p.record == expected => {
             keyed.within_lease(p.started_ms)?;
-            if !p.finishable(store.now_ms(), keyed.lease.lease_ms) {
-                return Ok(Followed::Abandoned(id));
+            let (now_ms, lease_ms) = (store.now_ms(), keyed.lease.lease_ms);
+            if p.finishable(now_ms, lease_ms) {
+                // The owner's own commit, byte for byte.
+                commit_pet(store, id, &p.record)?;
+                return Ok(Followed::Done(Created::Pet(keyed.pet(id))));
             }
-            // The owner's own commit, byte for byte.
-            commit_pet(store, id, &p.record)?;
-            Ok(Followed::Done(Created::Pet(keyed.pet(id))))
+            // An owner's commit begun in its window may still land, its
+            // retries included, until readers give the record up: only
+            // then is the key free, or one key would get two pets.
+            match p.dead(now_ms, lease_ms) {
+                true => Ok(Followed::Abandoned(id)),
+                false => Err(keyed.in_use_until(p.dead_at_ms(lease_ms))),
+            }
         }
         PetRecord::Committed { .. } | PetRecord::Pending(_) => Err(ApiError::IdempotencyKeyReused),
         // The claim is made only once the pending record is written.
