@@ -35,7 +35,7 @@ pub fn first_keys(list: ListName, from: &Counted, limit: usize) -> Vec<String> {
 
 /// Up to `limit` pets of `list` from `from`, sorted by id (past
 /// [`EMPTY_POSITIONS`] empty positions, the page stops); at the list's
-/// end, the positions earlier pages carried looked at again.
+/// end or a full carry, the positions earlier pages carried looked at again.
 pub fn walk<S: KvStore>(
     reader: &mut Reader<'_, S>,
     clock: &Clock,
@@ -92,7 +92,9 @@ pub fn walk<S: KvStore>(
     let failed = write_back(walk.reader.store(), &writes, true);
     part.notes
         .extend(if failed.is_empty() { rebuilt } else { failed });
-    if part.ended {
+    // A full carry stops the walk where it is: looked at again, as at the
+    // end, its positions resolve or are given up, and the walk goes on.
+    if part.ended || part.at.carried.len() >= MAX_CARRIED {
         part.recheck(walk.reader, clock, list, (carried, limit))?;
         part.seal_old(walk.reader.store(), clock, list)?;
     }
