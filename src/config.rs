@@ -31,11 +31,22 @@ pub const MAX_LEASE_MS: u64 = 3_600_000;
 
 /// `idempotency_lease_ms`: milliseconds, 1 to one hour.
 pub fn parse_lease_ms(text: &str) -> Result<u64, String> {
+    milliseconds(text, 1)
+}
+
+/// A delay of the replicated layout's: 0 to one hour.
+fn delay(text: &str) -> Result<u64, String> {
+    milliseconds(text, 0)
+}
+
+fn milliseconds(text: &str, least: u64) -> Result<u64, String> {
     text.trim()
         .parse::<u64>()
         .ok()
-        .filter(|ms| (1..=MAX_LEASE_MS).contains(ms))
-        .ok_or_else(|| format!("'{text}' is not a number of milliseconds from 1 to {MAX_LEASE_MS}"))
+        .filter(|ms| (least..=MAX_LEASE_MS).contains(ms))
+        .ok_or_else(|| {
+            format!("'{text}' is not a number of milliseconds from {least} to {MAX_LEASE_MS}")
+        })
 }
 
 type Parsed<T> = OnceCell<Result<T, Misconfiguration>>;
@@ -50,6 +61,7 @@ pub struct Config<'p> {
     catalogue_layout: Parsed<LayoutName>,
     replication_ms: Parsed<u64>,
     clock_skew_ms: Parsed<u64>,
+    piece_interval_ms: Parsed<u64>,
 }
 
 impl<'p> Config<'p> {
@@ -63,6 +75,7 @@ impl<'p> Config<'p> {
             catalogue_layout: OnceCell::new(),
             replication_ms: OnceCell::new(),
             clock_skew_ms: OnceCell::new(),
+            piece_interval_ms: OnceCell::new(),
         }
     }
 
@@ -137,17 +150,15 @@ impl<'p> Config<'p> {
 
     /// `replication_ms` + `clock_skew_ms`, 0 to one hour each: how long a
     /// write takes to reach every replica of the edge build's store, and how
-    /// far the instances' clocks differ (docs/decisions.md, "The
-    /// replicated layout"); read only on that layout.
-    pub fn settle_ms(&self) -> Result<u64, Misconfiguration> {
-        let delay = |text: &str| match text.trim().parse::<u64>() {
-            Ok(ms) if ms <= MAX_LEASE_MS => Ok(ms),
-            _ => Err(format!(
-                "'{text}' is not a number of milliseconds from 0 to {MAX_LEASE_MS}"
-            )),
-        };
+    /// far the instances' clocks differ; and `piece_interval_ms` (B), how
+    /// long its open index piece serves before a page at the list's end
+    /// makes it again (docs/decisions.md, "The replicated layout"). Read
+    /// only on that layout.
+    pub fn settle_ms(&self) -> Result<(u64, u64), Misconfiguration> {
         let replication = self.read(&self.replication_ms, "replication_ms", delay)?;
-        Ok(replication + self.read(&self.clock_skew_ms, "clock_skew_ms", delay)?)
+        let skew = self.read(&self.clock_skew_ms, "clock_skew_ms", delay)?;
+        let interval = self.read(&self.piece_interval_ms, "piece_interval_ms", delay)?;
+        Ok((replication + skew, *interval))
     }
 
     fn read<'c, T>(
@@ -182,7 +193,7 @@ impl Deployment for Config<'_> {
         Ok(self.idempotency_lease_ms()?)
     }
 
-    fn settle_ms(&self) -> Result<u64, ApiError> {
+    fn settle_ms(&self) -> Result<(u64, u64), ApiError> {
         Ok(Config::settle_ms(self)?)
     }
 }

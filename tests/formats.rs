@@ -165,7 +165,7 @@ fn a_mark_of_a_later_format_or_none_is_refused_loudly_never_misread() {
 fn every_releases_cursor_goes_on_and_a_later_word_changes_nothing() {
     let lanes = |first: u64, n: usize| format!("l{first}.{}", "0".repeat(n));
     let dashes = |n: usize| format!("l{}", vec!["1"; n].join("-"));
-    let cursors: [(&str, Setup, String); 8] = [
+    let cursors: [(&str, Setup, String); 9] = [
         ("1.0.0–2.0.0", COUNTERS, "c8".into()),
         ("1.3.0–2.0.0", COUNTERS, "c9u1_1800000000".into()),
         ("1.3.0–2.0.0, 16 lanes", LANES, dashes(16)),
@@ -181,6 +181,11 @@ fn every_releases_cursor_goes_on_and_a_later_word_changes_nothing() {
             "1.5.0–2.0.0, the edge build's",
             LANES,
             "r1800000000000.5".into(),
+        ),
+        (
+            "2.1.0, the edge build's, naming its piece",
+            LANES,
+            "r1800000000000.5_p3".into(),
         ),
     ];
     for (release, setup, cursor) in cursors {
@@ -202,7 +207,9 @@ fn every_releases_cursor_goes_on_and_a_later_word_changes_nothing() {
             "{release} {cursor}: {:?}",
             json(&first)
         );
-        for words in ["_zz", "_a1b2_c7_x"] {
+        // As many words as the rule leaves room for after the cursor's own.
+        let own = cursor.matches("_p").count();
+        for words in ["_zz", "_a1b2_c7_x"].map(|w| &w[..w.len() - 3 * own]) {
             let again = api.get(&format!("{asked}{words}"));
             assert_eq!(again.status.as_u16(), 200, "{release} {cursor}{words}");
             assert_eq!(

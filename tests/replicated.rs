@@ -30,6 +30,10 @@ const REPLICATION_MS: u64 = 1_000;
 struct Edge {
     set: Replicated,
     replication_ms: u64,
+    /// `piece_interval_ms` (B): 0 unless a test sets it.
+    interval_ms: Cell<u64>,
+    /// The last page a counted walk asked for: a follower's next poll.
+    last: std::cell::RefCell<String>,
     random: Cell<u64>,
 }
 
@@ -47,6 +51,7 @@ impl Platform for Host<'_> {
             "catalogue_layout" => "replicated".into(),
             "replication_ms" => self.0.replication_ms.to_string(),
             "clock_skew_ms" => "0".into(),
+            "piece_interval_ms" => self.0.interval_ms.get().to_string(),
             _ => return Err(format!("no variable {name}")),
         })
     }
@@ -78,6 +83,8 @@ impl Edge {
         Edge {
             set,
             replication_ms,
+            interval_ms: Cell::new(0),
+            last: Default::default(),
             random: Cell::new(0x9e37_79b9_7f4a_7c15),
         }
     }
@@ -157,6 +164,50 @@ impl Edge {
 }
 
 impl Edge {
+    /// A page through `replica`: its ids, its next link, and what it asked
+    /// of the store (keys `list-keys` answered, keys written).
+    fn page(&self, replica: usize, target: &str) -> (Vec<i64>, Option<String>, u64, u64) {
+        let store = Counting::new(self.set.serve(replica));
+        let r = self.send(&store, Method::GET, target, &[], "");
+        assert_eq!(r.status.as_u16(), 200, "{target}");
+        let body = json(&r);
+        let ids = body.as_array().unwrap().iter();
+        let ids = ids.map(|p| p["id"].as_i64().unwrap()).collect();
+        let next = r.header("link").and_then(next_of);
+        (ids, next, store.listed.get().0, store.writes.get())
+    }
+
+    /// A walk from `target` through `replica`: its ids, and per page the
+    /// keys `list-keys` answered and the keys written; its last link (a
+    /// follower's cursor) is `self.last`.
+    fn walk_counted(&self, replica: usize, target: &str) -> (Vec<i64>, Vec<(u64, u64)>) {
+        let (mut ids, mut costs, mut target) = (Vec::new(), Vec::new(), target.to_string());
+        loop {
+            let (page, next, listed, written) = self.page(replica, &target);
+            ids.extend(page);
+            costs.push((listed, written));
+            match next {
+                Some(next) => target = next,
+                None => {
+                    *self.last.borrow_mut() = target;
+                    return (ids, costs);
+                }
+            }
+        }
+    }
+
+    /// Creates `n` pets through replica 0, 3 a ms, a status in turn: ids.
+    fn fill(&self, n: usize) -> Vec<i64> {
+        let statuses = ["available", "pending", "sold"];
+        let made = (0..n).map(|i| {
+            if i % 3 == 2 {
+                self.set.advance(1);
+            }
+            self.create(0, statuses[i % 3], None).1.unwrap()
+        });
+        made.collect()
+    }
+
     /// The id of the first pet a walk shows.
     fn walk_first(&self, replica: usize) -> i64 {
         let r = self.request(replica, Method::GET, "/v1/pets?limit=1", &[], "");
@@ -589,11 +640,21 @@ fn the_edge_builds_cost_table_in_benchmarks_md_is_what_it_does() {
             }
         }
         edge.set.advance(1_001);
-        let some = edge.walk_first(0);
         let mut row = |what: &str, (status, cost): (u16, String)| {
             assert!((200..300).contains(&status), "{what}: {status}");
             rows.push(format!("| {} | {what} | {cost} |", thousands(n)));
         };
+        // As the 2.0.0 edge build left it: entries, no pieces.
+        let first = "/v1/pets";
+        row(
+            "first page of 20, pieces made",
+            edge.counted(Method::GET, first, &[], ""),
+        );
+        row(
+            "first page of 20",
+            edge.counted(Method::GET, first, &[], ""),
+        );
+        let some = edge.walk_first(0);
         row(
             "createPet",
             edge.counted(Method::POST, "/v1/pets", &[], body),
@@ -606,14 +667,31 @@ fn the_edge_builds_cost_table_in_benchmarks_md_is_what_it_does() {
             "getPet",
             edge.counted(Method::GET, &format!("/v1/pets/{some}"), &[], ""),
         );
-        row("page of 20", edge.counted(Method::GET, "/v1/pets", &[], ""));
+        // A walk made every piece; a page from half way through it.
+        let mut mid = "/v1/pets?limit=100".to_string();
+        edge.walk_counted(0, &mid);
+        let end = edge.last.borrow().clone();
+        for _ in 0..n / 200 {
+            mid = edge.page(0, &mid).1.unwrap();
+        }
         row(
-            "page of 100",
-            edge.counted(Method::GET, "/v1/pets?limit=100", &[], ""),
+            "mid-walk page of 100",
+            edge.counted(Method::GET, &mid, &[], ""),
+        );
+        row("list-end page", edge.counted(Method::GET, &end, &[], ""));
+        edge.set.advance(1);
+        row(
+            "list-end page, B passed",
+            edge.counted(Method::GET, &end, &[], ""),
+        );
+        let sold = "/v1/pets?limit=100&status=sold";
+        row(
+            "status page of 100, pieces made",
+            edge.counted(Method::GET, sold, &[], ""),
         );
         row(
             "status page of 100",
-            edge.counted(Method::GET, "/v1/pets?limit=100&status=sold", &[], ""),
+            edge.counted(Method::GET, sold, &[], ""),
         );
     }
     let doc =
@@ -634,16 +712,17 @@ fn the_edge_builds_cost_table_in_benchmarks_md_is_what_it_does() {
     );
 }
 
-/// `replication_ms` and `clock_skew_ms`: 0 to one hour each, an unusable
-/// one a misconfiguration naming it (health says so).
+/// `replication_ms`, `clock_skew_ms` and `piece_interval_ms`: 0 to one
+/// hour each, an unusable one a misconfiguration naming it (health says so).
 #[test]
 fn the_stores_delays_are_read_from_their_variables_and_checked() {
-    struct Delays(&'static str, &'static str);
+    struct Delays(&'static str, &'static str, &'static str);
     impl Platform for Delays {
         fn variable(&self, name: &str) -> Result<String, String> {
             match name {
                 "replication_ms" => Ok(self.0.into()),
                 "clock_skew_ms" => Ok(self.1.into()),
+                "piece_interval_ms" => Ok(self.2.into()),
                 _ => Err(format!("no variable {name}")),
             }
         }
@@ -656,17 +735,19 @@ fn the_stores_delays_are_read_from_their_variables_and_checked() {
         fn sleep_ms(&self, _: u64) {}
     }
     use petstore::config::Config;
-    assert_eq!(Config::new(&Delays("0", "0")).settle_ms(), Ok(0));
+    assert_eq!(Config::new(&Delays("0", "0", "0")).settle_ms(), Ok((0, 0)));
     assert_eq!(
-        Config::new(&Delays(" 10000", "3600000")).settle_ms(),
-        Ok(3_610_000)
+        Config::new(&Delays(" 10000", "3600000", "60000")).settle_ms(),
+        Ok((3_610_000, 60_000))
     );
-    for (replication, skew, named) in [
-        ("soon", "0", "replication_ms"),
-        ("0", "3600001", "clock_skew_ms"),
-        ("-1", "0", "replication_ms"),
+    for (replication, skew, interval, named) in [
+        ("soon", "0", "0", "replication_ms"),
+        ("0", "3600001", "0", "clock_skew_ms"),
+        ("-1", "0", "0", "replication_ms"),
+        ("0", "0", "1 minute", "piece_interval_ms"),
+        ("0", "0", "3600001", "piece_interval_ms"),
     ] {
-        let wrong = Config::new(&Delays(replication, skew))
+        let wrong = Config::new(&Delays(replication, skew, interval))
             .settle_ms()
             .unwrap_err();
         assert_eq!(wrong.variable, named);
@@ -759,4 +840,137 @@ fn the_edge_builds_document_describes_its_ids_order_and_keyed_creates() {
         document["components"]["schemas"]["Pet"]["required"],
         default["components"]["schemas"]["Pet"]["required"]
     );
+}
+
+/// Ids in the lists' order: creation time, then id (`fill` creates 3 a
+/// ms; the test store's clock is the order of creation).
+fn in_list_order(edge: &Edge, ids: &[i64]) -> Vec<i64> {
+    let mut placed: Vec<(Vec<u8>, i64)> = ids
+        .iter()
+        .map(|id| (edge.set.peek(0, &format!("pet:{id}")).unwrap(), *id))
+        .collect();
+    placed.sort_by_key(|(_, id)| *id);
+    let mut order: Vec<(u64, i64)> = Vec::new();
+    let keys = edge.set.serve(0).list_keys().unwrap();
+    for key in keys.iter().filter(|k| k.starts_with("ixr:")) {
+        let mut parts = key.split(':').skip(1);
+        let t: u64 = parts.next().unwrap().parse().unwrap();
+        let id: i64 = parts.next().unwrap().parse().unwrap();
+        if placed.binary_search_by_key(&id, |(_, i)| *i).is_ok() {
+            order.push((t, id));
+        }
+    }
+    order.sort();
+    order.into_iter().map(|(_, id)| id).collect()
+}
+
+/// The index pieces (`ixp:`): the first page of a store without them makes
+/// them with one `list-keys` (at most 10 written); every other page of the
+/// walk reads pieces only, the list's end too until B has passed; pets
+/// created since are listed once B has passed, by one `list-keys`.
+#[test]
+fn pages_read_index_pieces_and_list_keys_only_to_make_them() {
+    let edge = Edge::new(Replicated::new(1, 0..=0, 11), 0);
+    edge.interval_ms.set(60_000);
+    let made = edge.fill(1_000);
+    edge.set.advance(1_001);
+    let (walk, costs) = edge.walk_counted(0, "/v1/pets?limit=100");
+    assert_eq!(
+        walk,
+        in_list_order(&edge, &made),
+        "every pet once, in order"
+    );
+    let end = edge.last.borrow().clone();
+    // 1,000 pets: pieces of 200, then an empty open one.
+    assert!(costs[0].0 > 2_000 && costs[0].1 == 6, "{:?}", costs[0]);
+    assert!(costs[1..].iter().all(|c| *c == (0, 0)), "{costs:?}");
+    let piece = edge.set.peek(0, "ixp:all:1").unwrap();
+    let piece = String::from_utf8(piece).unwrap();
+    assert!(piece.starts_with("petstore-replicated-piece 1 "), "{piece}");
+    assert_eq!(piece.lines().count(), 201);
+    // A status's own pieces, made by its first page.
+    let (sold, costs) = edge.walk_counted(0, "/v1/pets?status=sold&limit=100");
+    assert_eq!(sold.len(), 333);
+    assert_eq!(costs.iter().filter(|c| c.0 > 0).count(), 1, "{costs:?}");
+    // Five more: settled, but the open piece serves until B has passed.
+    let more = edge.fill(5);
+    edge.set.advance(1_001);
+    let (walk, costs) = edge.walk_counted(0, "/v1/pets?limit=100");
+    assert_eq!(walk.len(), 1_000, "not yet: B has not passed");
+    assert!(costs.iter().all(|c| *c == (0, 0)), "{costs:?}");
+    edge.set.advance(60_000);
+    let (follow, costs) = edge.walk_counted(0, &end);
+    assert_eq!(follow, in_list_order(&edge, &more), "a follower: the five");
+    assert!(
+        costs[0].0 > 0 && costs[0].1 == 1,
+        "the open piece made again"
+    );
+    let (walk, costs) = edge.walk_counted(0, "/v1/pets?limit=100");
+    assert_eq!(walk.len(), 1_005);
+    assert!(costs.iter().all(|c| *c == (0, 0)), "made: {costs:?}");
+}
+
+/// A piece missing or unreadable: the walk is exact (a page where pieces
+/// do not follow on is made from the entries), and a walk from the list's
+/// start makes the piece again.
+#[test]
+fn a_missing_or_unreadable_piece_is_made_again_and_walks_stay_exact() {
+    let edge = Edge::new(Replicated::new(1, 0..=0, 12), 0);
+    let made = edge.fill(900);
+    edge.set.advance(1_001);
+    let order = in_list_order(&edge, &made);
+    let (walk, _) = edge.walk_counted(0, "/v1/pets?limit=100");
+    assert_eq!(walk, order);
+    let (mut mid, mut shown) = ("/v1/pets?limit=50".to_string(), 0);
+    while shown < 250 {
+        let (page, next, ..) = edge.page(0, &mid);
+        (mid, shown) = (next.unwrap(), shown + page.len());
+    }
+    assert!(mid.contains("_p1"), "{mid}");
+    let kept = edge.set.peek(0, "ixp:all:1").unwrap();
+    let store = edge.set.serve(0);
+    store
+        .set("ixp:all:1", b"petstore-replicated-piece 1 0 0 x")
+        .unwrap();
+    store.delete("ixp:all:2").unwrap();
+    // From the middle: pieces that do not serve, a page from the entries.
+    let (rest, costs) = edge.walk_counted(0, &mid);
+    assert_eq!(rest, order[250..]);
+    assert!(costs[0].0 > 0, "{costs:?}");
+    // From the start: made again, as they were.
+    let (walk, costs) = edge.walk_counted(0, "/v1/pets?limit=100");
+    assert_eq!(walk, order);
+    assert_eq!(edge.set.peek(0, "ixp:all:1"), Some(kept));
+    assert!(edge.set.peek(0, "ixp:all:2").is_some());
+    assert_eq!(costs.iter().filter(|c| c.0 > 0).count(), 1, "{costs:?}");
+}
+
+/// A store the 2.0.0 edge build filled (entries, no pieces): its pieces
+/// are made at most 10 a page, and a 2.0.0 cursor (no piece named) pages
+/// on exactly; the cursor after it names its piece.
+#[test]
+fn a_store_without_pieces_gets_them_a_few_a_page_and_old_cursors_page_on() {
+    let edge = Edge::new(Replicated::new(1, 0..=0, 13), 0);
+    let made = edge.fill(3_000);
+    edge.set.advance(1_001);
+    let order = in_list_order(&edge, &made);
+    let (_, old, ..) = edge.page(0, "/v1/pets?limit=50");
+    let old = old.unwrap();
+    let (start, _) = old.split_once("_p").unwrap();
+    let (page, next, listed, written) = edge.page(0, start);
+    assert_eq!(page, order[50..100]);
+    assert!(listed > 0 && written == 0, "a page from the entries");
+    assert!(next.unwrap().ends_with("_p0"));
+    for store in ["ixp:all:0", "ixp:all:9"] {
+        assert!(edge.set.peek(0, store).is_some(), "{store}");
+    }
+    assert!(
+        edge.set.peek(0, "ixp:all:10").is_none(),
+        "10 a page at most"
+    );
+    let (walk, costs) = edge.walk_counted(0, "/v1/pets?limit=100");
+    assert_eq!(walk, order);
+    assert!(costs.iter().all(|c| c.1 <= 10), "{costs:?}");
+    assert_eq!(costs.iter().filter(|c| c.0 > 0).count(), 1, "{costs:?}");
+    assert!(edge.set.peek(0, "ixp:all:15").is_some());
 }

@@ -26,8 +26,9 @@ pub trait Deployment {
     fn wanted(&self) -> Result<LayoutName>;
     /// How long an unfinished keyed create keeps its key (ms).
     fn lease_ms(&self) -> Result<u64>;
-    /// `replication_ms` + `clock_skew_ms`, the replicated layout's.
-    fn settle_ms(&self) -> Result<u64>;
+    /// The replicated layout's delays: `replication_ms` + `clock_skew_ms`,
+    /// and `piece_interval_ms` (how often its open index piece is made).
+    fn settle_ms(&self) -> Result<(u64, u64)>;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

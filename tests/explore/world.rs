@@ -162,6 +162,7 @@ impl World {
             // The edge build's store: one, or replicas; no skew.
             ("replication_ms", self.replication_ms().to_string()),
             ("clock_skew_ms", "0".to_string()),
+            ("piece_interval_ms", "0".to_string()),
         ];
         let seed = (request as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
         let platform = ExplorePlatform::new(variables, self.shared.clock(), seed);

@@ -130,14 +130,16 @@ impl Deployment {
 
     /// `spin up` of the edge build (`spin-edge.toml`) on `store`, through
     /// the delay line if `serving` has one: one store, so no replication
-    /// and no skew (`replication_ms`, `clock_skew_ms` 0).
+    /// and no skew (`replication_ms`, `clock_skew_ms` 0); B = 0
+    /// (`piece_interval_ms`).
     pub fn edge_build(store: Arc<Store>, serving: &Serving) -> Deployment {
         petstore_e2e::spin::build_edge();
         let mut launch = store
             .launch_release(&workspace().join("spin-edge.toml"))
             .variable("api_key", &serving.api_key)
             .variable("replication_ms", "0")
-            .variable("clock_skew_ms", "0");
+            .variable("clock_skew_ms", "0")
+            .variable("piece_interval_ms", "0");
         if store.backend == Backend::Dynamo && serving.dynamo_rtt_ms > 0.0 {
             launch = launch.env(
                 "AWS_ENDPOINT_URL",

@@ -111,8 +111,8 @@ impl Deployment for Filling {
         Ok(10_000)
     }
     /// Preloads write the default build's layouts, which never ask.
-    fn settle_ms(&self) -> Result<u64, ApiError> {
-        Ok(0)
+    fn settle_ms(&self) -> Result<(u64, u64), ApiError> {
+        Ok((0, 0))
     }
 }
 

@@ -34,6 +34,7 @@ fn edge() -> Arc<Loaded> {
                 ("api_key".to_string(), KEY.to_string()),
                 ("replication_ms".to_string(), REPLICATION_MS.to_string()),
                 ("clock_skew_ms".to_string(), "0".to_string()),
+                ("piece_interval_ms".to_string(), "0".to_string()),
             ]);
             component::load_app(&workspace().join("spin-edge.toml"), &variables)
                 .expect("load the edge module")

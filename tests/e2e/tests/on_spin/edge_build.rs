@@ -33,6 +33,7 @@ fn edge_launch(store: &Store) -> Launch {
         .launch_release(&workspace().join("spin-edge.toml"))
         .variable("replication_ms", "0")
         .variable("clock_skew_ms", "0")
+        .variable("piece_interval_ms", "0")
 }
 
 #[test]
@@ -158,6 +159,7 @@ fn the_edge_build_pushed_to_a_registry_serves_from_it() {
         .from_registry(&reference)
         .variable("replication_ms", "0")
         .variable("clock_skew_ms", "0")
+        .variable("piece_interval_ms", "0")
         .start();
     let health = spin.api.get("/v1/health");
     assert_eq!(
