@@ -143,9 +143,13 @@ pub enum State {
     /// 16), and a walk of `sold` begun whose cursor says the next page's
     /// block is there.
     Merged,
+    /// Replicated: 420 pets, every list walked 100 a page (its index
+    /// pieces written: 200, 200 and an open 20 unfiltered, an open 140 a
+    /// status), and a walk begun 100 a page whose cursor is in piece 1.
+    Pieces,
 }
 
-pub const STATES: [State; 11] = [
+pub const STATES: [State; 12] = [
     State::Empty,
     State::Warm,
     State::Cold,
@@ -157,6 +161,7 @@ pub const STATES: [State; 11] = [
     State::StaleKey,
     State::PendingCreate,
     State::Merged,
+    State::Pieces,
 ];
 
 /// A request the explorer runs concurrently with others.
@@ -226,11 +231,10 @@ pub fn states(layout: &Layout) -> Vec<State> {
         .filter(|s| {
             !matches!(s, State::Round | State::Ahead | State::Merged) || layout.layout == "lanes"
         })
+        .filter(|s| *s != State::Pieces || layout.layout == "replicated")
         .filter(|s| *s != State::Empty || *layout != MOVING)
         // A moved store's pages read no merged blocks.
         .filter(|s| *s != State::Merged || *layout != MOVING)
-        // No index pieces to damage.
-        .filter(|s| *s != State::Corrupt || layout.layout != "replicated")
         .collect()
 }
 
@@ -273,6 +277,7 @@ pub fn world(layout: Layout, state: State) -> World {
         State::Ahead => 33,
         State::Stale | State::PendingKey | State::StaleKey | State::PendingCreate => 3,
         State::Merged => 130,
+        State::Pieces => 420,
         _ => 5,
     };
     for i in 0..pets {
@@ -284,9 +289,12 @@ pub fn world(layout: Layout, state: State) -> World {
         world.create_named(next(), &format!("p{i}"), status);
     }
     world.settle();
-    if matches!(state, State::Warm | State::Stale | State::Corrupt) {
+    if matches!(
+        state,
+        State::Warm | State::Stale | State::Corrupt | State::Pieces
+    ) {
         for status in [None, Some("available"), Some("pending"), Some("sold")] {
-            let walk = world.begin_walk(status, 10);
+            let walk = world.begin_walk(status, 10 * (1 + 9 * (state == State::Pieces) as usize));
             world.walk_to_end(next(), walk, 20);
         }
     }
@@ -298,7 +306,10 @@ pub fn world(layout: Layout, state: State) -> World {
     }
     if state == State::Corrupt {
         for key in world.shared.keys() {
-            if ["ix2:", "ix3:", "ixm:"].iter().any(|p| key.starts_with(p)) {
+            if ["ix2:", "ix3:", "ixm:", "ixp:"]
+                .iter()
+                .any(|p| key.starts_with(p))
+            {
                 world.shared.put(&key, b"\x00garbage");
             }
         }
@@ -320,9 +331,22 @@ pub fn world(layout: Layout, state: State) -> World {
     // A walk begun, for the page that follows a cursor.
     let walk = match state {
         State::Merged => world.begin_walk(Some("sold"), 25),
+        State::Pieces => world.begin_walk(None, 100),
         _ => world.begin_walk(None, 2),
     };
     world.page(next(), walk);
+    if state == State::Pieces {
+        world.page(next(), walk);
+        world.page(next(), walk);
+        // The state is what it says: three pieces, a cursor in the second.
+        for (key, lines) in [("ixp:all:0", 201), ("ixp:all:1", 201), ("ixp:all:2", 21)] {
+            let piece = world.shared.peek(key).unwrap_or_default();
+            assert_eq!(piece.split(|b| *b == b'\n').count(), lines, "{key}");
+        }
+        assert!(world.shared.peek("ixp:all:3").is_none());
+        let target = world.walks.lock().unwrap()[walk as usize].target.clone();
+        assert!(target.ends_with("_p1"), "{target}");
+    }
     if state == State::Merged {
         // The state is what it says: blocks, and a cursor that reads them;
         // on 32 lanes block 2 holds ids still in their lanes' heads.
@@ -494,8 +518,14 @@ pub fn finish(world: &World) {
         world.walk_to_end(next(), walk, 40);
         world.page(next(), walk);
     }
+    // Pages of 4, or of 100 where a state holds hundreds of pets.
+    let limit = if world.shown_ids().len() > 100 {
+        100
+    } else {
+        4
+    };
     for status in [None, Some("available"), Some("pending"), Some("sold")] {
-        let walk = world.begin_walk(status, 4);
+        let walk = world.begin_walk(status, limit);
         world.walk_to_end(next(), walk, 40);
     }
     for id in world.shown_ids() {
