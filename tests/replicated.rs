@@ -34,6 +34,10 @@ struct Edge {
     interval_ms: Cell<u64>,
     /// The last page a counted walk asked for: a follower's next poll.
     last: std::cell::RefCell<String>,
+    /// How far each replica's instances' clocks are ahead of the store's
+    /// (none: all at 0), within `clock_skew_ms`; and the one serving now.
+    skews: std::cell::RefCell<Vec<u64>>,
+    skew_ms: Cell<u64>,
     random: Cell<u64>,
 }
 
@@ -50,14 +54,14 @@ impl Platform for Host<'_> {
             "key_value_backend" => "spin".into(),
             "catalogue_layout" => "replicated".into(),
             "replication_ms" => self.0.replication_ms.to_string(),
-            "clock_skew_ms" => "0".into(),
+            "clock_skew_ms" => self.0.skews.borrow().iter().max().unwrap_or(&0).to_string(),
             "piece_interval_ms" => self.0.interval_ms.get().to_string(),
             _ => return Err(format!("no variable {name}")),
         })
     }
 
     fn now_ms(&self) -> u64 {
-        START_MS + self.0.set.now_ms()
+        START_MS + self.0.set.now_ms() + self.0.skew_ms.get()
     }
 
     fn random(&self) -> [u8; 16] {
@@ -85,6 +89,8 @@ impl Edge {
             replication_ms,
             interval_ms: Cell::new(0),
             last: Default::default(),
+            skews: Default::default(),
+            skew_ms: Cell::new(0),
             random: Cell::new(0x9e37_79b9_7f4a_7c15),
         }
     }
@@ -97,6 +103,8 @@ impl Edge {
         headers: &[(&str, &str)],
         body: &str,
     ) -> Response {
+        let skew = self.skews.borrow().get(replica).copied().unwrap_or(0);
+        self.skew_ms.set(skew);
         self.send(&self.set.serve(replica), method, target, headers, body)
     }
 
@@ -252,8 +260,19 @@ fn a_create_writes_its_pet_and_its_entry_and_its_id_is_exact_in_javascript() {
 
 #[test]
 fn thirty_two_creators_on_three_replicas_lose_nothing_and_every_settled_walk_is_exact() {
-    for (seed, delays) in [(1, 0..=0), (2, 0..=200), (3, 0..=1_000), (4, 200..=1_000)] {
+    let runs = [
+        (1, 0..=0, [0; 3]),
+        (2, 0..=200, [0; 3]),
+        (3, 0..=1_000, [0; 3]),
+        (4, 200..=1_000, [0; 3]),
+        // The instances' clocks apart by up to `clock_skew_ms` (1 s): a
+        // pet created by one ahead settles for one behind twice that later.
+        (5, 0..=1_000, [0, 400, 1_000]),
+        (6, 200..=1_000, [1_000, 0, 0]),
+    ];
+    for (seed, delays, skews) in runs {
         let edge = Edge::new(Replicated::new(3, delays.clone(), seed), *delays.end());
+        *edge.skews.borrow_mut() = skews.to_vec();
         let mut made = BTreeSet::new();
         let mut walks: Vec<(usize, Vec<i64>)> = Vec::new();
         // 32 creators, each a create every 320 ms through a replica of its
@@ -282,7 +301,7 @@ fn thirty_two_creators_on_three_replicas_lose_nothing_and_every_settled_walk_is_
         }
         edge.set.settle();
         edge.set
-            .advance(SETTLE_MS.max(edge.replication_ms + 1_000) + 1);
+            .advance(SETTLE_MS.max(edge.replication_ms + 1_000) + 1 + 2 * 1_000);
         assert!(edge.set.converged());
         for replica in 0..3 {
             let walk = edge.walk(replica, "/v1/pets");

@@ -56,6 +56,7 @@ fn main() -> Result<()> {
         Mode::Scale => scale::run(&o, &serving),
         Mode::Edge => edge::run(&o, &serving),
         Mode::EdgeBuild => edge::edge_build(&o, &serving),
+        Mode::EdgeScale => edge::edge_scale(&o, &serving),
         Mode::Creates => creates::run(&o, &serving),
         Mode::Walks => walks::run(&o, &serving),
         Mode::Move => moving::run(&o, &serving),

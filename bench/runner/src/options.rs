@@ -20,6 +20,9 @@ pub enum Mode {
     Edge,
     /// The same of the edge build (`spin-edge.toml`, the replicated layout).
     EdgeBuild,
+    /// The edge build's first and mid-walk pages on the smallest and the
+    /// largest catalogue (`--pets`), two SQLite stores side by side.
+    EdgeScale,
     /// Creates per second on DynamoDB Local: for each delay a call
     /// (`--delays`), each number of `spin up` instances on one table
     /// (`--instances`) and each number of clients (`--connections`).
@@ -87,6 +90,7 @@ fn mode(name: &str) -> Option<Mode> {
         "scale" => Some(Mode::Scale),
         "edge" => Some(Mode::Edge),
         "edge-build" => Some(Mode::EdgeBuild),
+        "edge-scale" => Some(Mode::EdgeScale),
         "creates" => Some(Mode::Creates),
         "walks" => Some(Mode::Walks),
         "move" => Some(Mode::Move),

@@ -22,6 +22,21 @@ pub const RELEASE_1_5_1: &str = "c96a36fb9cd2945f1e2078e55311f4ef5c1b5ada";
 /// The commit "Release 1.7.0" on `main`: the last release of 1.x.
 pub const RELEASE_1_7_0: &str = "1c96e4c82d437cd58c6c8d15fea85d8f16f87d21";
 
+/// The commit of release 2.0.0 on `main` (its note and CI's run).
+pub const RELEASE_2_0_0: &str = "e214a1bf8123443238df3cf274d9f450d070e4da";
+
+/// The manifest of release 2.0.0's edge build (`--features edge`, the
+/// replicated layout), with the variables spin-edge.toml had then.
+pub fn release_2_0_0_edge() -> PathBuf {
+    static MANIFEST: OnceLock<PathBuf> = OnceLock::new();
+    MANIFEST
+        .get_or_init(|| {
+            let more = ["catalogue_layout", "replication_ms", "clock_skew_ms"];
+            build(RELEASE_2_0_0, "2.0.0-edge", &more)
+        })
+        .clone()
+}
+
 /// The manifest of release 1.2.0's API component, built once per test run
 /// (and kept in `target/releases/` across runs).
 pub fn release_1_2_0() -> PathBuf {
@@ -95,6 +110,7 @@ fn build(commit: &str, version: &str, more: &[&str]) -> PathBuf {
             "-p",
             "petstore",
         ])
+        .args(version.ends_with("-edge").then_some("--features=edge"))
         // Its own target directory: a cdylib's output has no hash in its
         // name, so two releases built in one would overwrite each other's
         // while cargo calls both fresh.
@@ -111,7 +127,9 @@ fn build(commit: &str, version: &str, more: &[&str]) -> PathBuf {
     let default = |name: &str| match name {
         "idempotency_lease_ms" => "10000",
         "key_value_backend" => "spin",
+        "catalogue_layout" if version.ends_with("-edge") => "replicated",
         "catalogue_layout" => "counters",
+        "replication_ms" | "clock_skew_ms" => "0",
         _ => "",
     };
     let declared: String = variables
