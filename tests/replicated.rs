@@ -962,6 +962,32 @@ fn a_missing_or_unreadable_piece_is_made_again_and_walks_stay_exact() {
     assert_eq!(edge.set.peek(0, "ixp:all:1"), Some(kept));
     assert!(edge.set.peek(0, "ixp:all:2").is_some());
     assert_eq!(costs.iter().filter(|c| c.0 > 0).count(), 1, "{costs:?}");
+    // Piece 0 missing where a walk's second page looks for it: made again
+    // from the list's start, so first pages read pieces again after it.
+    let (_, second, ..) = edge.page(0, "/v1/pets?limit=50");
+    let second = second.unwrap();
+    assert!(second.ends_with("_p0"), "{second}");
+    let first = edge.set.peek(0, "ixp:all:0").unwrap();
+    edge.set.serve(0).delete("ixp:all:0").unwrap();
+    let (page, ..) = edge.page(0, &second);
+    assert_eq!(page, order[50..100]);
+    assert_eq!(edge.set.peek(0, "ixp:all:0"), Some(first.clone()));
+    for _ in 0..2 {
+        let (walk, costs) = edge.walk_counted(0, "/v1/pets?limit=100");
+        assert_eq!(walk, order);
+        assert!(costs.iter().all(|c| c.0 == 0), "{costs:?}");
+    }
+    // A piece whose lines are out of order is no piece: made again too.
+    let text = String::from_utf8(first).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.swap(1, 2);
+    store.set("ixp:all:0", lines.join("\n").as_bytes()).unwrap();
+    let (walk, _) = edge.walk_counted(0, "/v1/pets?limit=100");
+    assert_eq!(walk, order);
+    assert_eq!(
+        edge.set.peek(0, "ixp:all:0").map(String::from_utf8),
+        Some(Ok(text))
+    );
 }
 
 /// A store the 2.0.0 edge build filled (entries, no pieces): its pieces

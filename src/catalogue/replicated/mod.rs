@@ -112,7 +112,7 @@ impl<S: KvStore> Walk<'_, S> {
         let (mut at, mut i, mut last) = (after.unwrap_or_default(), 0, n);
         // Up to where every entry was shown or passed; where the chain's
         // next piece starts, if known (the list's start, a full piece's end).
-        let (mut covered, mut chain) = (at, (n == 0).then_some(at));
+        let (mut covered, mut chain) = (at, (n == 0).then_some(Placed::default()));
         loop {
             let from = match pieces.get_mut(i).and_then(Option::take) {
                 Some(piece) if piece.start <= covered => {
