@@ -4,7 +4,7 @@
 use super::created::Result;
 use super::listed::Listed;
 use crate::errors::ApiError;
-use crate::model::Pet;
+use crate::model::{number, Pet};
 
 /// How long after it began a counters create may still commit (ms).
 pub const COMMIT_WITHIN_MS: u64 = 20_000;
@@ -100,6 +100,23 @@ pub fn persisted(nonce: u64, json: &[u8]) -> Vec<u8> {
     [format!("{PERSISTED}{nonce:016x}\n").as_bytes(), json].concat()
 }
 
+/// A replicated pet record (2.1.0): `petstore-pet 1 +<t>\n<json>`, its
+/// create's time (13 digits) where a nonce was; 2.0.0 reads it as one (to
+/// it `+` and digits are a hex number). A half a `set-many` left is mended
+/// from it.
+pub fn stamped(t_ms: u64, json: &[u8]) -> Vec<u8> {
+    [format!("{PERSISTED}+{t_ms:013}\n").as_bytes(), json].concat()
+}
+
+/// The create's time and the JSON of a record [`stamped`] wrote, strictly.
+pub fn stamp(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let rest = bytes
+        .strip_prefix(PERSISTED.as_bytes())?
+        .strip_prefix(b"+")?;
+    let (t, json) = first_line(rest)?;
+    Some((number(t).filter(|_| t.len() == 13)? as u64, json))
+}
+
 impl PetRecord {
     pub fn of(key: &str, value: Option<Vec<u8>>) -> Result<PetRecord> {
         let Some(bytes) = value else {
@@ -191,6 +208,17 @@ mod tests {
             .unwrap()
             .listed("pet:3")
             .is_err());
+        // 2.1.0's replicated record reads, to 2.0.0's code here, as a nonce.
+        let at = stamped(1_800_000_000_123, json);
+        assert_eq!(stamp(&at), Some((1_800_000_000_123, json.as_slice())));
+        let old = PetRecord::of("pet:3", Some(at)).unwrap();
+        assert!(matches!(old, PetRecord::Committed { json: j, .. } if j == json));
+        for bad in [
+            "petstore-pet 1 +180000000012\n{}",
+            "petstore-pet 1 1800000000123\n{}",
+        ] {
+            assert_eq!(stamp(bad.as_bytes()), None, "{bad}");
+        }
         for bad in [
             "petstore-pet 1 zz\n{}",
             "petstore-pending 1\nx 1\n",

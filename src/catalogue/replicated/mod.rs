@@ -4,6 +4,7 @@
 
 mod create;
 mod entry;
+mod mend;
 mod pieces;
 
 use super::created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page};
@@ -58,9 +59,9 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
             horizon,
             query,
         };
-        // A cursor without a piece (2.0.0's) names one that cannot follow on.
+        // A cursor without a piece (2.0.0's): its page is made from the entries.
         let n = parts.placed.map_or(Some(0), |_| hint);
-        start.pieces(n.unwrap_or(u64::MAX - 1), parts.placed, interval)
+        start.pieces(n, parts.placed, interval)
     }
 
     /// A create; keyed, once per key within a replica's reach. Retried
@@ -95,15 +96,20 @@ struct Walk<'q, S: KvStore> {
 }
 
 impl<S: KvStore> Walk<'_, S> {
-    /// Pets past `after` from piece `n` on: one `get-many` of the mark and
-    /// pieces `n` and `n + 1`, one of the pets. `list-keys` only to make
-    /// pieces (one missing after a full one, or the open one `interval`
-    /// behind), or where the pieces do not follow on from `after`: then the
-    /// page is made from the list's entries, as 2.0.0's were.
-    fn pieces(&self, mut n: u64, after: Option<Placed>, interval: u64) -> Result<Page> {
+    /// Pets past `after` from piece `n` (the hint) on: one `get-many` of the
+    /// mark and pieces `n` and `n + 1`, one of the pets. `list-keys` only to
+    /// make pieces (one missing after a full one, or the open one `interval`
+    /// behind; mending halves first), or where the pieces do not follow on
+    /// from `after` (or no piece is hinted): then the page is made from the
+    /// list's entries, as 2.0.0's were.
+    fn pieces(&self, hint: Option<u64>, after: Option<Placed>, interval: u64) -> Result<Page> {
         let (list, limit) = (self.query.list(), self.query.limit);
-        let mut keys = vec![ID_COUNTER.to_string(), piece_key(list, n)];
-        keys.push(piece_key(list, n + 1));
+        let mut n = hint.unwrap_or_default();
+        let mut keys = vec![ID_COUNTER.to_string()];
+        keys.extend(
+            hint.into_iter()
+                .flat_map(|n| [piece_key(list, n), piece_key(list, n + 1)]),
+        );
         let found = self.store.get_many(&keys)?;
         replicated_mark(found_in(&found, ID_COUNTER))?;
         let read = |k: &String| found_in(&found, k).and_then(|b| Piece::decode(list, b));
@@ -112,7 +118,7 @@ impl<S: KvStore> Walk<'_, S> {
         let (mut at, mut i, mut last) = (after.unwrap_or_default(), 0, n);
         // Up to where every entry was shown or passed; where the chain's
         // next piece starts, if known (the list's start, a full piece's end).
-        let (mut covered, mut chain) = (at, (n == 0).then_some(Placed::default()));
+        let (mut covered, mut chain) = (at, (hint == Some(0)).then_some(Placed::default()));
         loop {
             let from = match pieces.get_mut(i).and_then(Option::take) {
                 Some(piece) if piece.start <= covered => {
@@ -139,8 +145,9 @@ impl<S: KvStore> Walk<'_, S> {
             if made || (from.is_none() && !shown.is_empty()) {
                 break;
             }
-            let keys = self.store.list_keys()?;
-            let fresh = make(&keys, list, from.unwrap_or_default(), self.horizon);
+            let mut keys = self.store.list_keys()?;
+            let horizon = mend::mend(self.store, &mut keys, self.horizon)?;
+            let fresh = make(&keys, list, from.unwrap_or_default(), horizon);
             if from.is_none() {
                 // The whole list's pieces, read from the one past `at`.
                 let past = |p: &Piece| p.entries.last().is_some_and(|e| e.place > at);

@@ -234,7 +234,7 @@ fn a_page_on_dynamodb_scans_the_store_only_to_make_index_pieces() {
 /// page, alternating between them and begun on either: each lists every
 /// pet once (2.0.0 ignores the piece a cursor names; this release reads
 /// 2.0.0's cursors from the entries); 30 more, and the walks' ends followed
-/// list those once.
+/// list those once; each pet is found through both.
 #[test]
 fn the_2_0_0_edge_build_and_this_one_share_a_store_and_its_walks() {
     let store = Store::new(Backend::Sqlite);
@@ -306,4 +306,18 @@ fn the_2_0_0_edge_build_and_this_one_share_a_store_and_its_walks() {
     }
     let pieces = store.direct().peek("ixp:all:2").map(|p| p.len());
     assert!(pieces.is_some(), "this release made the pieces");
+    // Each pet is found alike through either build, whichever wrote its
+    // record: 2.0.0 reads this release's `+<t>` (its create's time) as the
+    // nonce it wrote there.
+    let direct = store.direct();
+    let stamped = made.iter().filter(|(id, _)| {
+        let record = direct.peek(&format!("pet:{id}")).unwrap_or_default();
+        record.starts_with(b"petstore-pet 1 +")
+    });
+    assert_eq!(stamped.count(), made.len() / 2, "this release's records");
+    for (id, _) in &made {
+        let found = both.map(|i| i.api.get(&format!("/v1/pets/{id}")));
+        assert_eq!((found[0].status, found[1].status), (200, 200), "{id}");
+        assert_eq!(found[0].body, found[1].body);
+    }
 }
