@@ -137,7 +137,9 @@ pub enum State {
     PendingKey,
     /// The same, its lease run out.
     StaleKey,
-    /// A plain create that stopped before its last call.
+    /// A plain create that stopped before its last call. Replicated: two
+    /// creates whose `set-many` applied only one pair (a pet without its
+    /// entry, an entry without its pet), mended by a page that makes pieces.
     PendingCreate,
     /// Lanes: 130 pets, seven in eight `sold`, `sold` walked 10 at a time
     /// (its settled positions merged in blocks: 0 and 1 on 32 lanes, whose
@@ -318,6 +320,17 @@ pub fn world(layout: Layout, state: State) -> World {
     }
     match state {
         State::PendingKey | State::StaleKey => stopped(&world, next(), Kind::Keyed, layout.layout),
+        State::PendingCreate if layout.layout == "replicated" => {
+            // Its `set-many` applied in part, its retry never made: one pet
+            // without its entry, one entry without its pet.
+            for part in [Strike::PartialFirst, Strike::PartialLast] {
+                halved(&world, next(), part);
+            }
+            world.settle();
+            let keys = world.shared.keys();
+            let count = |prefix| keys.iter().filter(|k| k.starts_with(prefix)).count();
+            assert_eq!((count("pet:"), count("ixr:")), (4, 4), "two halves");
+        }
         State::PendingCreate if layout != MOVING => {
             stopped(&world, next(), Kind::Create, layout.layout)
         }
@@ -377,6 +390,22 @@ fn stopped(world: &World, request: usize, kind: Kind, layout: &str) {
         strike: Strike::Crash,
     });
     run_on(world, kind, request, layout);
+}
+
+/// A plain create whose last call, its `set-many`, applies only the pair
+/// `part` says, and whose instance then dies (its retry never made).
+fn halved(world: &World, request: usize, part: Strike) {
+    let trial = world.fork();
+    run_on(&trial, Kind::Create, request, "replicated");
+    let last = trial.shared.calls(request);
+    for (call, strike) in [(last, part), (last + 1, Strike::Crash)] {
+        world.shared.inject(Fault {
+            request,
+            call,
+            strike,
+        });
+    }
+    run_on(world, Kind::Create, request, "replicated");
 }
 
 /// Runs request `request` of `kind`.

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use crate::workspace;
 
@@ -99,6 +99,11 @@ fn build(commit: &str, version: &str, more: &[&str]) -> PathBuf {
             "unpacking release {version} ({commit})"
         );
     }
+    // One target directory for every release, so their dependencies are
+    // built once; a cdylib's output has no hash in its name, so the builds
+    // take turns and each copies its module out before the next.
+    static BUILDING: Mutex<()> = Mutex::new(());
+    let _turn = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
     let built = Command::new("cargo")
         .current_dir(&tree)
         .args([
@@ -111,16 +116,13 @@ fn build(commit: &str, version: &str, more: &[&str]) -> PathBuf {
             "petstore",
         ])
         .args(version.ends_with("-edge").then_some("--features=edge"))
-        // Its own target directory: a cdylib's output has no hash in its
-        // name, so two releases built in one would overwrite each other's
-        // while cargo calls both fresh.
-        .env("CARGO_TARGET_DIR", root.join(format!("target-{version}")))
+        .env("CARGO_TARGET_DIR", root.join("target"))
         .status()
         .expect("cargo build");
     assert!(built.success(), "building release {version}");
-    let wasm = root.join(format!(
-        "target-{version}/wasm32-wasip1/release/petstore.wasm"
-    ));
+    let wasm = tree.join("petstore.wasm");
+    let out = root.join("target/wasm32-wasip1/release/petstore.wasm");
+    std::fs::copy(out, &wasm).expect("the release's module");
     // Its manifest's API part: its variables, its route, its component.
     let mut variables = vec!["idempotency_lease_ms", "cors_origins", "key_value_backend"];
     variables.extend(more);
