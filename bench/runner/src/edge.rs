@@ -252,7 +252,7 @@ pub fn edge_scale(o: &Options, serving: &Serving) -> Result<()> {
 
 /// The `n`th pet's id in a store [`fill_replicated`] wrote: spread over
 /// 1 … 2^53 − 1 as the edge build's random ids are.
-fn replicated_id(n: u64) -> i64 {
+pub fn replicated_id(n: u64) -> i64 {
     let mut x = n.wrapping_add(0x9e37_79b9_7f4a_7c15);
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -261,9 +261,9 @@ fn replicated_id(n: u64) -> i64 {
 
 /// Writes `pets` pets as the edge build's creates write them (a pet's
 /// record and its list entry, one in three of each status, ten a
-/// millisecond a second before now, the store's mark), in bulk.
-fn fill_replicated(store: &Store, pets: usize) {
-    let direct = store.direct();
+/// millisecond a second before now, the store's mark), in bulk: on
+/// DynamoDB by 8 writers at once, 25 items a `BatchWriteItem` (its most).
+pub fn fill_replicated(store: &Store, pets: usize) {
     let statuses = ["available", "pending", "sold"];
     let start_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -281,7 +281,19 @@ fn fill_replicated(store: &Store, pets: usize) {
         ));
         pairs.push((format!("ixr:{t:013}:{id:016}:{status}"), json.into_bytes()));
     }
-    for chunk in pairs.chunks(10_000) {
-        direct.set_many(chunk).expect("fill the store");
-    }
+    let (writers, batch) = match store.backend {
+        Backend::Dynamo => (8, 25),
+        _ => (1, 10_000),
+    };
+    let share = pairs.len().div_ceil(writers);
+    std::thread::scope(|s| {
+        for part in pairs.chunks(share) {
+            let direct = store.direct();
+            s.spawn(move || {
+                for chunk in part.chunks(batch) {
+                    direct.set_many(chunk).expect("fill the store");
+                }
+            });
+        }
+    });
 }

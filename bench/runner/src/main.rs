@@ -18,6 +18,7 @@
 mod capacity;
 mod creates;
 mod edge;
+mod edge_costs;
 mod engine;
 mod history;
 mod load;
@@ -57,6 +58,7 @@ fn main() -> Result<()> {
         Mode::Edge => edge::run(&o, &serving),
         Mode::EdgeBuild => edge::edge_build(&o, &serving),
         Mode::EdgeScale => edge::edge_scale(&o, &serving),
+        Mode::EdgeCosts => edge_costs::run(&o, &serving),
         Mode::Creates => creates::run(&o, &serving),
         Mode::Walks => walks::run(&o, &serving),
         Mode::Move => moving::run(&o, &serving),

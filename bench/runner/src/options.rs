@@ -23,6 +23,11 @@ pub enum Mode {
     /// The edge build's first and mid-walk pages on the smallest and the
     /// largest catalogue (`--pets`), two SQLite stores side by side.
     EdgeScale,
+    /// What the edge build's pages ask of the store (calls, `list-keys`,
+    /// keys; DynamoDB's items and units through the meter), per backend
+    /// (`--backends sqlite,dynamo`) and catalogue size, from a store the
+    /// 2.0.0 edge build left (no index pieces).
+    EdgeCosts,
     /// Creates per second on DynamoDB Local: for each delay a call
     /// (`--delays`), each number of `spin up` instances on one table
     /// (`--instances`) and each number of clients (`--connections`).
@@ -77,7 +82,7 @@ pub struct Options {
     pub operations: usize,
 }
 
-const USAGE: &str = "--mode tables|throughput|pages|scale|edge|edge-build|creates|walks|move|history|capacity|engine --backends sqlite,redis,dynamo \
+const USAGE: &str = "--mode tables|throughput|pages|scale|edge|edge-build|edge-scale|edge-costs|creates|walks|move|history|capacity|engine --backends sqlite,redis,dynamo \
                      --pets N,N --seconds S --connections C,C --counted N --only NAME,NAME \
                      --key-form plain|digest --clients N --dynamo-rtt-ms MS --delays MS,MS --instances N,N --moved N \
                      --metered on|off --operations N";
@@ -91,6 +96,7 @@ fn mode(name: &str) -> Option<Mode> {
         "edge" => Some(Mode::Edge),
         "edge-build" => Some(Mode::EdgeBuild),
         "edge-scale" => Some(Mode::EdgeScale),
+        "edge-costs" => Some(Mode::EdgeCosts),
         "creates" => Some(Mode::Creates),
         "walks" => Some(Mode::Walks),
         "move" => Some(Mode::Move),

@@ -36,6 +36,13 @@ pub struct Consumed {
     pub refused: u64,
     /// Calls by operation, in the order of [`OPERATIONS`].
     pub by_operation: [u64; 5],
+    /// Items the writes put (a `BatchWriteItem`'s requests, a
+    /// transaction's items, a `PutItem`).
+    pub items_written: u64,
+    /// Keys the scans returned (a `list-keys`: Spin projects the key
+    /// only), and the bytes of those keys.
+    pub scanned_keys: u64,
+    pub scanned_key_bytes: u64,
 }
 
 impl Consumed {
@@ -287,8 +294,31 @@ fn count(consumed: &mut Consumed, operation: &str, asked: &Value, answered: &Val
             consumed.items_read += count("ScannedCount");
             consumed.items_found += count("Count");
             consumed.read_units += units;
+            let items = answered["Items"].as_array().map_or(&[][..], Vec::as_slice);
+            consumed.scanned_keys += items.len() as u64;
+            consumed.scanned_key_bytes += items
+                .iter()
+                .filter_map(|item| item["PK"]["S"].as_str())
+                .map(|key| key.len() as u64)
+                .sum::<u64>();
         }
-        _ => consumed.write_units += units,
+        _ => {
+            consumed.write_units += units;
+            consumed.items_written += match operation {
+                "BatchWriteItem" => asked["RequestItems"].as_object().map_or(0, |tables| {
+                    tables
+                        .values()
+                        .filter_map(Value::as_array)
+                        .map(Vec::len)
+                        .sum()
+                }) as u64,
+                "TransactWriteItems" => {
+                    asked["TransactItems"].as_array().map_or(0, Vec::len) as u64
+                }
+                "PutItem" | "UpdateItem" | "DeleteItem" => 1,
+                _ => 0,
+            };
+        }
     }
 }
 
@@ -318,6 +348,8 @@ mod tests {
                 items_found: 2,
                 read_units: 0.5,
                 by_operation: [0, 0, 0, 0, 1],
+                scanned_keys: 2,
+                scanned_key_bytes: 11,
                 ..Consumed::default()
             }
         );
