@@ -4,6 +4,7 @@
 //! fetched) so that the model sees every promise's outcome.
 
 use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 
 use petstore_testkit::explore::{Fault, Strike};
 use petstore_testkit::model::{Answer, Call, IdOrder, Promise};
@@ -147,13 +148,24 @@ pub enum State {
     /// 16), and a walk of `sold` begun whose cursor says the next page's
     /// block is there.
     Merged,
+    /// 32 lanes: 64 pets created in turn (round 1 `sold`, round 2 half),
+    /// then 50 `sold` racing for one lane (`burst`): those that lost drew
+    /// other lanes, leaving lanes a round behind ids stored past theirs.
+    /// `sold` walked 10 at a time (block 0 merged; block 1 whole, its ids
+    /// not settled) and a walk of it begun 25 a page. The explorer's keyed
+    /// create (`sold`) takes an id behind, placed in block 1 past that
+    /// walk's next page: were block 1 written unsettled, a block written
+    /// after that create would be shifted by one from it, and a walk
+    /// reading both lists a pet twice (the schedules catch it, no pin of
+    /// what is written). Only the kinds that create or list `sold` run.
+    MergedBehind,
     /// Replicated: 420 pets, every list walked 100 a page (its index
     /// pieces written: 200, 200 and an open 20 unfiltered, an open 140 a
     /// status), and a walk begun 100 a page whose cursor is in piece 1.
     Pieces,
 }
 
-pub const STATES: [State; 12] = [
+pub const STATES: [State; 13] = [
     State::Empty,
     State::Warm,
     State::Cold,
@@ -165,6 +177,7 @@ pub const STATES: [State; 12] = [
     State::StaleKey,
     State::PendingCreate,
     State::Merged,
+    State::MergedBehind,
     State::Pieces,
 ];
 
@@ -228,6 +241,21 @@ pub fn kinds(layout: &Layout) -> Vec<Kind> {
         .collect()
 }
 
+/// The kinds explored from `state` on `layout`: from MergedBehind, those
+/// that create or list `sold` (its point), to keep the explorer short.
+pub fn kinds_from(layout: &Layout, state: State) -> Vec<Kind> {
+    let sold = [
+        Kind::Create,
+        Kind::Keyed,
+        Kind::StatusPage,
+        Kind::CursorPage,
+    ];
+    let kinds = kinds(layout).into_iter();
+    kinds
+        .filter(|k| state != State::MergedBehind || sold.contains(k))
+        .collect()
+}
+
 /// The states worth exploring on `layout`.
 pub fn states(layout: &Layout) -> Vec<State> {
     STATES
@@ -239,6 +267,7 @@ pub fn states(layout: &Layout) -> Vec<State> {
         .filter(|s| *s != State::Empty || *layout != MOVING)
         // A moved store's pages read no merged blocks.
         .filter(|s| *s != State::Merged || *layout != MOVING)
+        .filter(|s| *s != State::MergedBehind || *layout == LANES_32)
         .collect()
 }
 
@@ -281,6 +310,7 @@ pub fn world(layout: Layout, state: State) -> World {
         State::Ahead => 33,
         State::Stale | State::PendingKey | State::StaleKey | State::PendingCreate => 3,
         State::Merged => 130,
+        State::MergedBehind => 64,
         State::Pieces => 420,
         _ => 5,
     };
@@ -288,9 +318,16 @@ pub fn world(layout: Layout, state: State) -> World {
         // Merged blocks are a status's: enough `sold` for several.
         let status = match state {
             State::Merged if i % 8 != 0 => "sold",
+            // Round 1 `sold` (block 0, settled), round 2 half.
+            State::MergedBehind if i < 32 || i % 2 == 0 => "sold",
+            State::MergedBehind => "pending",
             _ => STATUSES[i % 3],
         };
         world.create_named(next(), &format!("p{i}"), status);
+    }
+    if state == State::MergedBehind {
+        let racing: Vec<usize> = (0..50).map(|_| next()).collect();
+        world = burst(world, &racing, "sold");
     }
     world.settle();
     if matches!(
@@ -339,13 +376,13 @@ pub fn world(layout: Layout, state: State) -> World {
     if state == State::StaleKey {
         world.advance_ms(LEASE_MS + 1);
     }
-    if state == State::Merged {
+    if matches!(state, State::Merged | State::MergedBehind) {
         let walk = world.begin_walk(Some("sold"), 10);
         world.walk_to_end(next(), walk, 12);
     }
     // A walk begun, for the page that follows a cursor.
     let walk = match state {
-        State::Merged => world.begin_walk(Some("sold"), 25),
+        State::Merged | State::MergedBehind => world.begin_walk(Some("sold"), 25),
         State::Pieces => world.begin_walk(None, 100),
         _ => world.begin_walk(None, 2),
     };
@@ -373,8 +410,60 @@ pub fn world(layout: Layout, state: State) -> World {
         let target = world.walks.lock().unwrap()[walk as usize].target.clone();
         assert!(target.ends_with("_2"), "{target}");
     }
+    if state == State::MergedBehind {
+        // The state is what it says: block 0 merged; the explorer's keyed
+        // create (`sold`, request 0) takes an id behind ids stored, placed
+        // in block 1 past the cursor's next page (positions 51 to 64).
+        assert!(world.shared.peek("ixm:sold:0").is_some(), "ixm:sold:0");
+        let trial = world.fork();
+        run(&trial, Kind::Keyed, 0);
+        let before = created(&world);
+        let taken = created(&trial).last().map_or(0, |pet| pet.0);
+        let last = before.iter().map(|pet| pet.0).max();
+        let place = 1 + before.iter().filter(|p| p.1 && p.0 < taken).count();
+        assert!(
+            last > Some(taken) && (51..=64).contains(&place),
+            "{taken}: {place}"
+        );
+    }
     world.begun = Some(walk);
     world
+}
+
+/// Creates of a `status` pet, as `requests`, racing for one lane: each
+/// overtaken just before its swap by the next, whose swap lands first. The
+/// last takes the lane; the others lose their race and draw other lanes
+/// (racing creates spread), leaving lanes behind those drawn.
+fn burst(world: World, requests: &[usize], status: &'static str) -> World {
+    let trial = world.fork();
+    trial.create_named(requests[0], "trial", status);
+    let swap = trial.shared.calls(requests[0]);
+    let (world, overtaken) = (Arc::new(world), Mutex::new(BTreeSet::new()));
+    let (w, racing) = (world.clone(), requests.to_vec());
+    world.shared.set_yielder(Some(Arc::new(move |request| {
+        let Some(at) = racing.iter().position(|r| *r == request) else {
+            return;
+        };
+        let before_swap = w.shared.calls(request) + 1 == swap;
+        if let (true, Some(next)) = (before_swap, racing.get(at + 1)) {
+            if overtaken.lock().unwrap().insert(request) {
+                w.create_named(*next, &format!("b{}", at + 1), status);
+            }
+        }
+    })));
+    world.create_named(requests[0], "b0", status);
+    world.shared.set_yielder(None);
+    Arc::into_inner(world).expect("the burst's one owner")
+}
+
+/// The pets created so far: id, and whether `sold`.
+fn created(world: &World) -> Vec<(i64, bool)> {
+    let history = world.history();
+    let pets = history.events.iter().filter_map(|e| match &e.answer {
+        Answer::Created { pet, .. } => Some((pet["id"].as_i64()?, pet["status"] == "sold")),
+        _ => None,
+    });
+    pets.collect()
 }
 
 /// Runs `kind` as request `request`, stopped (its instance dies) at its

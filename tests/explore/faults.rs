@@ -5,7 +5,7 @@
 
 use petstore_testkit::explore::{Fault, Strike};
 
-use crate::cases::{self, finish, kinds, states};
+use crate::cases::{self, finish, kinds_from, states};
 use crate::pairs::report;
 use crate::world::Layout;
 
@@ -14,7 +14,7 @@ pub fn explore(layout: Layout) -> usize {
     let mut runs = 0;
     for state in states(&layout) {
         let base = cases::world(layout, state);
-        for kind in kinds(&layout) {
+        for kind in kinds_from(&layout, state) {
             let trial = base.fork();
             cases::run(&trial, kind, 0);
             for call in 1..=trial.shared.calls(0) {

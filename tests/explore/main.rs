@@ -17,7 +17,7 @@ mod pairs;
 mod schedules;
 mod world;
 
-use cases::{kinds, states, LAYOUTS};
+use cases::{kinds_from, states, LAYOUTS};
 use world::Layout;
 
 /// Says what a test explored: on stderr, and in `target/explorer/{test}.txt`,
@@ -39,8 +39,8 @@ fn pairs_on(layout: Layout) -> usize {
     let mut runs = 0;
     for state in states(&layout) {
         let base = cases::world(layout, state);
-        for first in kinds(&layout) {
-            for second in kinds(&layout) {
+        for first in kinds_from(&layout, state) {
+            for second in kinds_from(&layout, state) {
                 runs += pairs::explore(&base, layout, state, first, second);
             }
         }

@@ -15,7 +15,7 @@ use shuttle::rand::Rng;
 use shuttle::scheduler::PctScheduler;
 use shuttle::{Config, Runner};
 
-use crate::cases::{self, finish, kinds, states, State};
+use crate::cases::{self, finish, kinds_from, states, State};
 use crate::pairs::report;
 use crate::world::{Layout, World};
 
@@ -49,7 +49,7 @@ fn bases(layout: Layout) -> Vec<(State, World)> {
 fn one(bases: &[(State, World)]) {
     let mut rng = shuttle::rand::thread_rng();
     let (state, base) = &bases[rng.gen_range(0..bases.len())];
-    let drawn = kinds(&base.layout);
+    let drawn = kinds_from(&base.layout, *state);
     let count = rng.gen_range(3..=4);
     let requests: Vec<_> = (0..count)
         .map(|_| drawn[rng.gen_range(0..drawn.len())])
