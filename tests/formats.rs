@@ -18,7 +18,7 @@ const COUNTERS: Setup = BACKENDS[1];
 /// layout health says (and its lanes).
 const MARKS: [(&str, &str, &str, Option<i64>); 3] = [
     ("1.3.0", "petstore-lanes 1 33 20 5", "lanes", Some(16)),
-    ("1.4.0–2.0.0", "petstore-lanes 2 1 0 0", "lanes", Some(32)),
+    ("1.4.0–2.1.0", "petstore-lanes 2 1 0 0", "lanes", Some(32)),
     (
         "2.0.0 reads, none writes",
         "petstore-lanes 2 65 40 7 lanes=64",
@@ -166,19 +166,19 @@ fn every_releases_cursor_goes_on_and_a_later_word_changes_nothing() {
     let lanes = |first: u64, n: usize| format!("l{first}.{}", "0".repeat(n));
     let dashes = |n: usize| format!("l{}", vec!["1"; n].join("-"));
     let cursors: [(&str, Setup, String); 9] = [
-        ("1.0.0–2.0.0", COUNTERS, "c8".into()),
-        ("1.3.0–2.0.0", COUNTERS, "c9u1_1800000000".into()),
-        ("1.3.0–2.0.0, 16 lanes", LANES, dashes(16)),
-        ("1.4.0–2.0.0", LANES, lanes(0, 32)),
-        ("1.6.0–2.0.0", LANES, format!("{}_1", lanes(1, 32))),
+        ("1.0.0–2.1.0", COUNTERS, "c8".into()),
+        ("1.3.0–2.1.0", COUNTERS, "c9u1_1800000000".into()),
+        ("1.3.0–2.1.0, 16 lanes", LANES, dashes(16)),
+        ("1.4.0–2.1.0", LANES, lanes(0, 32)),
+        ("1.6.0–2.1.0", LANES, format!("{}_1", lanes(1, 32))),
         (
-            "1.7.0–2.0.0, a status",
+            "1.7.0–2.1.0, a status",
             LANES,
             format!("{}_1", lanes(0, 32)),
         ),
-        ("1.3.0–2.0.0, moved", LANES, format!("c2{}", lanes(0, 32))),
+        ("1.3.0–2.1.0, moved", LANES, format!("c2{}", lanes(0, 32))),
         (
-            "1.5.0–2.0.0, the edge build's",
+            "1.5.0–2.1.0, the edge build's",
             LANES,
             "r1800000000000.5".into(),
         ),
