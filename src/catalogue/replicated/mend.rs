@@ -14,10 +14,10 @@ use crate::model::number;
 use crate::store::KvStore;
 
 /// Writes the halves missing among `keys` (a `list-keys`) of creates made
-/// by `horizon`, 10 at most; the entries written join `keys`. Returns the
-/// horizon pieces may be made to: before the first half left for later.
-/// A 2.0.0 record names no time: its lone pet is left as it is.
-pub fn mend<S: KvStore>(store: &S, keys: &mut Vec<String>, horizon: u64) -> Result<u64> {
+/// by `horizon`, 10 at most. Returns the store's entries, those written
+/// too, and the horizon pieces may be made to: before the first half left
+/// for later. A 2.0.0 record names no time: its lone pet is left as it is.
+pub fn mend<S: KvStore>(store: &S, keys: &[String], horizon: u64) -> Result<(Vec<Entry>, u64)> {
     let id = |k: &str| number(k.strip_prefix("pet:")?).filter(|id| *id > 0);
     let (mut pets, mut entries) = (Vec::new(), Vec::new());
     for key in keys.iter() {
@@ -66,10 +66,9 @@ pub fn mend<S: KvStore>(store: &S, keys: &mut Vec<String>, horizon: u64) -> Resu
     writes.truncate(PIECES_WRITTEN);
     if !writes.is_empty() {
         store.set_many(&writes)?;
-        let written = writes.into_iter().map(|w| w.0);
-        keys.extend(written.filter(|k| k.starts_with("ixr:")));
+        entries.extend(writes.iter().filter_map(|w| Entry::parse(&w.0)));
     }
-    Ok(until)
+    Ok((entries, until))
 }
 
 /// A set of ids (never 0): drawn at random, their own low bits spread them

@@ -145,9 +145,9 @@ impl<S: KvStore> Walk<'_, S> {
             if made || (from.is_none() && !shown.is_empty()) {
                 break;
             }
-            let mut keys = self.store.list_keys()?;
-            let horizon = mend::mend(self.store, &mut keys, self.horizon)?;
-            let fresh = make(&keys, list, from.unwrap_or_default(), horizon);
+            let keys = self.store.list_keys()?;
+            let (entries, horizon) = mend::mend(self.store, &keys, self.horizon)?;
+            let fresh = make(&entries, list, from.unwrap_or_default(), horizon);
             if from.is_none() {
                 // The whole list's pieces, read from the one past `at`.
                 let past = |p: &Piece| p.entries.last().is_some_and(|e| e.place > at);

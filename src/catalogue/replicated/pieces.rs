@@ -68,13 +68,12 @@ impl Piece {
     }
 }
 
-/// Pieces `n`, `n + 1`, … of `list` from the store's `keys`: its entries
+/// Pieces `n`, `n + 1`, … of `list` from the store's `entries`: those
 /// past `start` created by `horizon`, 200 a piece, the last open (maybe
 /// empty).
-pub fn make(keys: &[String], list: ListName, start: Placed, horizon: u64) -> Vec<Piece> {
-    let after = |e: &Entry| e.in_list(list) && e.place > start && e.place.t_ms <= horizon;
-    let mut entries: Vec<Entry> = keys.iter().filter_map(|k| Entry::parse(k)).collect();
-    entries.retain(after);
+pub fn make(entries: &[Entry], list: ListName, start: Placed, horizon: u64) -> Vec<Piece> {
+    let after = |e: &&Entry| e.in_list(list) && e.place > start && e.place.t_ms <= horizon;
+    let mut entries: Vec<Entry> = entries.iter().filter(after).cloned().collect();
     entries.sort_unstable_by_key(|e| e.place);
     let (mut pieces, mut start) = (Vec::new(), start);
     for chunk in entries.chunks(PIECE_ENTRIES) {
@@ -109,13 +108,12 @@ mod tests {
 
     #[test]
     fn pieces_are_made_200_a_piece_and_read_back_strictly() {
-        let mut keys: Vec<String> = (1..=450)
-            .map(|i| entry(1_000 + i, 7 * i as i64, PetStatus::Available).key())
+        let mut entries: Vec<Entry> = (1..=450)
+            .map(|i| entry(1_000 + i, 7 * i as i64, PetStatus::Available))
             .collect();
-        keys.push(entry(2_000, 1, PetStatus::Available).key()); // not settled
-        keys.push("pet:7".to_string());
-        keys.reverse();
-        let pieces = make(&keys, ListName::All, Placed::default(), 1_999);
+        entries.push(entry(2_000, 1, PetStatus::Available)); // not settled
+        entries.reverse();
+        let pieces = make(&entries, ListName::All, Placed::default(), 1_999);
         let sizes: Vec<usize> = pieces.iter().map(|p| p.entries.len()).collect();
         assert_eq!(sizes, [200, 200, 50]);
         assert_eq!(
@@ -141,9 +139,9 @@ mod tests {
                 piece.entries.is_empty()
             );
         }
-        let whole = make(&keys[..1], ListName::All, pieces[1].start, 1_999);
+        let whole = make(&entries[..1], ListName::All, pieces[1].start, 1_999);
         assert_eq!(whole.len(), 1, "an empty open piece");
-        let exact = make(&keys[2..202], ListName::All, Placed::default(), 1_999);
+        let exact = make(&entries[1..201], ListName::All, Placed::default(), 1_999);
         assert_eq!(
             exact.iter().map(|p| p.entries.len()).collect::<Vec<_>>(),
             [200, 0]
@@ -164,9 +162,9 @@ mod tests {
                 "{text}"
             );
         }
-        let twice = format!("{HEADER}0 0 5\n{}\n{}", keys[5], keys[5]);
+        let twice = format!("{HEADER}0 0 5\n{}\n{}", entries[5].key(), entries[5].key());
         assert_eq!(Piece::decode(ListName::All, twice.as_bytes()), None);
-        let mut many = make(&keys, ListName::All, Placed::default(), 1_999)[0].clone();
+        let mut many = make(&entries, ListName::All, Placed::default(), 1_999)[0].clone();
         many.entries.push(entry(1_999, 1, PetStatus::Available));
         assert_eq!(Piece::decode(ListName::All, &many.encode()), None, "201");
     }
