@@ -3,7 +3,7 @@
 //! `cargo build`), and a manifest that serves it alone: to run it beside
 //! this release on one store, as a rolling upgrade or a rollback does.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
@@ -99,13 +99,32 @@ fn build(commit: &str, version: &str, more: &[&str]) -> PathBuf {
             "unpacking release {version} ({commit})"
         );
     }
+    let wasm = tree.join("petstore.wasm");
     // One target directory for every release, so their dependencies are
     // built once; a cdylib's output has no hash in its name, so the builds
-    // take turns and each copies its module out before the next.
+    // take turns and each copies its module out before the next. That copy
+    // is the release's build from then on: cargo would find a release it
+    // built before fresh and leave the last one's module in place, so the
+    // module is removed first and any build links its own.
     static BUILDING: Mutex<()> = Mutex::new(());
     let _turn = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    let out = root.join("target/wasm32-wasip1/release");
+    if !wasm.exists() {
+        for stale in [out.join("petstore.wasm"), out.join("deps/petstore.wasm")] {
+            let _gone = std::fs::remove_file(stale);
+        }
+        build_module(&tree, version, &root);
+        let copied = tree.join("petstore.wasm.part");
+        std::fs::copy(out.join("petstore.wasm"), &copied).expect("the release's module");
+        std::fs::rename(copied, &wasm).expect("the release's module");
+    }
+    manifest(&tree, version, more, &wasm)
+}
+
+/// `cargo build` of the release unpacked in `tree`, into `root/target`.
+fn build_module(tree: &Path, version: &str, root: &Path) {
     let built = Command::new("cargo")
-        .current_dir(&tree)
+        .current_dir(tree)
         .args([
             "build",
             "--quiet",
@@ -120,9 +139,11 @@ fn build(commit: &str, version: &str, more: &[&str]) -> PathBuf {
         .status()
         .expect("cargo build");
     assert!(built.success(), "building release {version}");
-    let wasm = tree.join("petstore.wasm");
-    let out = root.join("target/wasm32-wasip1/release/petstore.wasm");
-    std::fs::copy(out, &wasm).expect("the release's module");
+}
+
+/// The manifest that serves the release's module `wasm`: 1.2.0's variables
+/// and `more`.
+fn manifest(tree: &Path, version: &str, more: &[&str], wasm: &Path) -> PathBuf {
     // Its manifest's API part: its variables, its route, its component.
     let mut variables = vec!["idempotency_lease_ms", "cors_origins", "key_value_backend"];
     variables.extend(more);
