@@ -21,10 +21,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use petstore_e2e::client::{Api, Reply, KEY};
 use petstore_e2e::meter::{Consumed, Meter};
 use petstore_e2e::otlp::{is_kv_call, Receiver};
+use petstore_e2e::poll_until;
 use petstore_e2e::spin::SpinUp;
 use petstore_e2e::stores::{Backend, Store};
 use petstore_e2e::workspace;
@@ -430,7 +431,7 @@ fn is_write(span: &str) -> bool {
 /// `kv_calls` of each request of `run`, once all `n` lines are written.
 fn log_calls(spin: &SpinUp, run: &str, n: usize) -> Result<BTreeMap<String, u64>> {
     let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    poll_until(deadline, Duration::from_millis(100), || {
         let calls: BTreeMap<String, u64> = spin
             .log_lines()
             .into_iter()
@@ -441,15 +442,12 @@ fn log_calls(spin: &SpinUp, run: &str, n: usize) -> Result<BTreeMap<String, u64>
             })
             .collect();
         if calls.len() >= n {
-            return Ok(calls);
+            Ok(calls)
+        } else {
+            Err(calls.len())
         }
-        ensure!(
-            Instant::now() < deadline,
-            "{} of {n} log lines",
-            calls.len()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    })
+    .map_err(|got| anyhow!("{got} of {n} log lines"))
 }
 
 fn thousands(n: u64) -> String {
@@ -548,7 +546,7 @@ fn spans_of<'t>(
 ) -> Result<BTreeMap<String, Vec<String>>> {
     let wanted: Vec<&str> = traces.collect();
     let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
+    poll_until(deadline, Duration::from_millis(200), || {
         let mut servers = BTreeMap::new();
         let mut kv: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for record in receiver.records() {
@@ -566,13 +564,10 @@ fn spans_of<'t>(
         }
         let arrived = wanted.iter().filter(|t| servers.contains_key(**t)).count();
         if arrived == wanted.len() {
-            return Ok(kv);
+            Ok(kv)
+        } else {
+            Err(arrived)
         }
-        ensure!(
-            Instant::now() < deadline,
-            "{arrived} of {} traces arrived",
-            wanted.len()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    })
+    .map_err(|arrived| anyhow!("{arrived} of {} traces arrived", wanted.len()))
 }

@@ -24,8 +24,25 @@ pub mod spin;
 pub mod stores;
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// The repository's root.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Tries `attempt` until it is done (`Ok`), sleeping `every` between tries;
+/// once `deadline` has passed, the last try's `Err` (what it had so far).
+pub fn poll_until<T, E>(
+    deadline: Instant,
+    every: Duration,
+    mut attempt: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    loop {
+        match attempt() {
+            Ok(done) => return Ok(done),
+            Err(so_far) if Instant::now() >= deadline => return Err(so_far),
+            Err(_) => std::thread::sleep(every),
+        }
+    }
 }

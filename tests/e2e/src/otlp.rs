@@ -1,12 +1,11 @@
 //! A real OTLP/HTTP receiver for Spin's exporter (`scripts/otlp_receiver.py`,
 //! decoding with the official opentelemetry-proto messages) on a free port,
-//! one JSON record a span or log record; and [`poll_until`], the wait on it.
+//! appending one JSON record a span or log record to a file it reads back.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -90,20 +89,4 @@ impl Drop for Receiver {
 /// `wasi_key_value.get_many`, …); opening the store is not a call of ours.
 pub fn is_kv_call(name: &str) -> bool {
     name.contains("key_value.") && !name.ends_with(".open")
-}
-
-/// Tries `attempt` until it is done (`Ok`), sleeping `every` between tries;
-/// once `deadline` has passed, the last try's `Err` (what it had so far).
-pub fn poll_until<T, E>(
-    deadline: Instant,
-    every: Duration,
-    mut attempt: impl FnMut() -> Result<T, E>,
-) -> Result<T, E> {
-    loop {
-        match attempt() {
-            Ok(done) => return Ok(done),
-            Err(so_far) if Instant::now() >= deadline => return Err(so_far),
-            Err(_) => std::thread::sleep(every),
-        }
-    }
 }

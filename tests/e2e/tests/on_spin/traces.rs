@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use petstore_e2e::client::KEY;
 use petstore_e2e::otlp::{is_kv_call, Receiver};
+use petstore_e2e::poll_until;
 use petstore_e2e::spin::SpinUp;
 use petstore_e2e::stores::{Backend, Store};
 use serde_json::Value;
@@ -86,17 +87,20 @@ fn each_request_is_a_trace_with_one_span_per_key_value_call_joined_to_our_log_li
     // span has arrived (the event), for at most a minute.
     let answered = Instant::now();
     let deadline = answered + Duration::from_secs(60);
-    let records = loop {
+    // Whatever has arrived by then, the checks below judge.
+    let records = poll_until(deadline, Duration::from_millis(100), || {
         let records = receiver.records();
         let servers = records
             .iter()
             .filter(|r| r["signal"] == "span" && r["kind"] == 2)
             .count();
-        if servers >= sent.len() || Instant::now() > deadline {
-            break records;
+        if servers >= sent.len() {
+            Ok(records)
+        } else {
+            Err(records)
         }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    })
+    .unwrap_or_else(|so_far| so_far);
     let flushed = answered.elapsed();
     let spans: Vec<&Value> = records.iter().filter(|r| r["signal"] == "span").collect();
     let by_id: BTreeMap<&str, &Value> = spans
