@@ -18,21 +18,18 @@
 //! items and units, the meter.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use petstore_e2e::client::{Api, Reply, KEY};
 use petstore_e2e::meter::{Consumed, Meter};
-use petstore_e2e::scratch::ScratchDir;
+use petstore_e2e::otlp::{is_kv_call, Receiver};
+use petstore_e2e::poll_until;
 use petstore_e2e::spin::SpinUp;
 use petstore_e2e::stores::{Backend, Store};
 use petstore_e2e::workspace;
 use petstore_host::kv::KvStore;
-use serde_json::Value;
 
 use crate::edge::{fill_replicated, replicated_id};
 use crate::options::Options;
@@ -63,7 +60,7 @@ pub fn run(o: &Options, serving: &Serving) -> Result<()> {
     let size = std::fs::metadata(&module).map_or(0, |m| m.len());
     println!("The edge build's module: {} ({size} B)", module.display());
     println!("B (piece_interval_ms) = {B_MS} ms; replication_ms and clock_skew_ms 0\n");
-    let receiver = Receiver::start()?;
+    let receiver = Receiver::start().map_err(anyhow::Error::msg)?;
     let mut rows = Vec::new();
     for &pets in &o.pets {
         for &backend in &o.backends {
@@ -320,7 +317,7 @@ fn measure(
 /// The rows of a deployment: its requests' log lines and spans, summed.
 fn rows_of(b: &Booking, receiver: &Receiver, pets: usize, backend: Backend) -> Result<Vec<Row>> {
     let logged = log_calls(b.spin, &b.run, b.sent.len())?;
-    let spans = receiver.spans_of(b.sent.iter().map(|s| s.trace.as_str()))?;
+    let spans = spans_of(receiver, b.sent.iter().map(|s| s.trace.as_str()))?;
     let mut rows: Vec<Row> = b
         .names
         .iter()
@@ -434,7 +431,7 @@ fn is_write(span: &str) -> bool {
 /// `kv_calls` of each request of `run`, once all `n` lines are written.
 fn log_calls(spin: &SpinUp, run: &str, n: usize) -> Result<BTreeMap<String, u64>> {
     let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    poll_until(deadline, Duration::from_millis(100), || {
         let calls: BTreeMap<String, u64> = spin
             .log_lines()
             .into_iter()
@@ -445,15 +442,12 @@ fn log_calls(spin: &SpinUp, run: &str, n: usize) -> Result<BTreeMap<String, u64>
             })
             .collect();
         if calls.len() >= n {
-            return Ok(calls);
+            Ok(calls)
+        } else {
+            Err(calls.len())
         }
-        ensure!(
-            Instant::now() < deadline,
-            "{} of {n} log lines",
-            calls.len()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    })
+    .map_err(|got| anyhow!("{got} of {n} log lines"))
 }
 
 fn thousands(n: u64) -> String {
@@ -544,87 +538,36 @@ fn table(rows: &[Row]) -> String {
     out
 }
 
-/// `scripts/otlp_receiver.py` on a free port, writing what Spin's exporter
-/// sends to a file; killed when dropped.
-struct Receiver {
-    child: Child,
-    port: u16,
-    out: PathBuf,
-    _dir: ScratchDir,
-}
-
-impl Receiver {
-    fn start() -> Result<Receiver> {
-        let dir = ScratchDir::new("otlp");
-        let out = dir.path().join("otlp.jsonl");
-        let mut child = Command::new(workspace().join(".venv/bin/python"))
-            .arg(workspace().join("scripts/otlp_receiver.py"))
-            .arg("0")
-            .arg(&out)
-            .stdout(Stdio::piped())
-            .spawn()
-            .context("the OTLP receiver (scripts/setup installs its Python packages)")?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().context("its output")?).read_line(&mut line)?;
-        let port = line.trim().trim_start_matches("listening ").parse()?;
-        Ok(Receiver {
-            child,
-            port,
-            out,
-            _dir: dir,
-        })
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// The key-value spans of each of `traces` (Spin 4.0.2's names:
-    /// `spin_key_value.get`, `wasi_key_value.get_many`, …; opening the
-    /// store is no call), once every trace's server span has arrived.
-    fn spans_of<'t>(
-        &self,
-        traces: impl Iterator<Item = &'t str>,
-    ) -> Result<BTreeMap<String, Vec<String>>> {
-        let wanted: Vec<&str> = traces.collect();
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            let text = std::fs::read_to_string(&self.out).unwrap_or_default();
-            let mut servers = BTreeMap::new();
-            let mut kv: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            for record in text
-                .lines()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            {
-                if record["signal"] != "span" {
-                    continue;
-                }
-                let trace = record["trace_id"].as_str().unwrap_or("").to_string();
-                let name = record["name"].as_str().unwrap_or("");
-                if record["kind"] == 2 {
-                    *servers.entry(trace.clone()).or_insert(0) += 1;
-                }
-                if name.contains("key_value.") && !name.ends_with(".open") {
-                    kv.entry(trace).or_default().push(name.to_string());
-                }
+/// The key-value spans of each of `traces`, once every trace's server span
+/// has arrived.
+fn spans_of<'t>(
+    receiver: &Receiver,
+    traces: impl Iterator<Item = &'t str>,
+) -> Result<BTreeMap<String, Vec<String>>> {
+    let wanted: Vec<&str> = traces.collect();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    poll_until(deadline, Duration::from_millis(200), || {
+        let mut servers = BTreeMap::new();
+        let mut kv: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for record in receiver.records() {
+            if record["signal"] != "span" {
+                continue;
             }
-            let arrived = wanted.iter().filter(|t| servers.contains_key(**t)).count();
-            if arrived == wanted.len() {
-                return Ok(kv);
+            let trace = record["trace_id"].as_str().unwrap_or("").to_string();
+            let name = record["name"].as_str().unwrap_or("");
+            if record["kind"] == 2 {
+                *servers.entry(trace.clone()).or_insert(0) += 1;
             }
-            ensure!(
-                Instant::now() < deadline,
-                "{arrived} of {} traces arrived",
-                wanted.len()
-            );
-            std::thread::sleep(Duration::from_millis(200));
+            if is_kv_call(name) {
+                kv.entry(trace).or_default().push(name.to_string());
+            }
         }
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+        let arrived = wanted.iter().filter(|t| servers.contains_key(**t)).count();
+        if arrived == wanted.len() {
+            Ok(kv)
+        } else {
+            Err(arrived)
+        }
+    })
+    .map_err(|arrived| anyhow!("{arrived} of {} traces arrived", wanted.len()))
 }

@@ -8,74 +8,14 @@
 //! the same `trace_id`, and Spin exports it as a log record.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use petstore_e2e::client::KEY;
-use petstore_e2e::scratch::ScratchDir;
+use petstore_e2e::otlp::{is_kv_call, Receiver};
+use petstore_e2e::poll_until;
 use petstore_e2e::spin::SpinUp;
 use petstore_e2e::stores::{Backend, Store};
-use petstore_e2e::workspace;
 use serde_json::Value;
-
-/// The receiver, on a free port it reports; killed when dropped.
-struct Receiver {
-    child: Child,
-    port: u16,
-    out: PathBuf,
-    _dir: ScratchDir,
-}
-
-impl Receiver {
-    fn start() -> Receiver {
-        let dir = ScratchDir::new("otlp");
-        let out = dir.path().join("otlp.jsonl");
-        let mut child = Command::new(workspace().join(".venv/bin/python"))
-            .arg(workspace().join("scripts/otlp_receiver.py"))
-            .arg("0")
-            .arg(&out)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the OTLP receiver (scripts/setup installs its Python packages)");
-        // Its first line says it accepts connections: the event to wait for.
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .trim_start_matches("listening ")
-            .parse()
-            .unwrap();
-        Receiver {
-            child,
-            port,
-            out,
-            _dir: dir,
-        }
-    }
-
-    fn records(&self) -> Vec<Value> {
-        read_records(&self.out)
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn read_records(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
 
 /// A `traceparent` whose trace id is `n` in hex, 32 digits.
 fn traceparent(n: u64) -> (String, String) {
@@ -126,16 +66,10 @@ fn drive(spin: &SpinUp, first: u64) -> Vec<(&'static str, String, u64)> {
     sent
 }
 
-/// Key-value calls as Spin 4.0.2 names their spans (`spin_key_value.get`,
-/// `wasi_key_value.get_many`, …); opening the store is not a call of ours.
-fn is_kv_call(name: &str) -> bool {
-    name.contains("key_value.") && !name.ends_with(".open")
-}
-
 #[test]
 fn each_request_is_a_trace_with_one_span_per_key_value_call_joined_to_our_log_line() {
-    let receiver = Receiver::start();
-    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let receiver = Receiver::start().unwrap();
+    let endpoint = receiver.endpoint();
     let mut sent = Vec::new();
     let mut running = Vec::new();
     for (i, backend) in [Backend::Sqlite, Backend::Dynamo].into_iter().enumerate() {
@@ -153,17 +87,20 @@ fn each_request_is_a_trace_with_one_span_per_key_value_call_joined_to_our_log_li
     // span has arrived (the event), for at most a minute.
     let answered = Instant::now();
     let deadline = answered + Duration::from_secs(60);
-    let records = loop {
+    // Whatever has arrived by then, the checks below judge.
+    let records = poll_until(deadline, Duration::from_millis(100), || {
         let records = receiver.records();
         let servers = records
             .iter()
             .filter(|r| r["signal"] == "span" && r["kind"] == 2)
             .count();
-        if servers >= sent.len() || Instant::now() > deadline {
-            break records;
+        if servers >= sent.len() {
+            Ok(records)
+        } else {
+            Err(records)
         }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    })
+    .unwrap_or_else(|so_far| so_far);
     let flushed = answered.elapsed();
     let spans: Vec<&Value> = records.iter().filter(|r| r["signal"] == "span").collect();
     let by_id: BTreeMap<&str, &Value> = spans
