@@ -72,6 +72,10 @@ pub enum ApiError {
         took_ms: u64,
         window_ms: u64,
     },
+    /// The edge build: a keyed retry found its key's record but not the
+    /// pet it names, which has not reached this replica yet, or was never
+    /// stored (a `set-many` that stored the record alone).
+    KeyedPetNotFound,
     Internal(String),
     /// The request needs a Spin variable that is unusable: a 500, loudly,
     /// rather than a 401 that would say nothing to the operators.
@@ -107,6 +111,7 @@ impl ApiError {
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::CreateLandedLate { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::KeyedPetNotFound => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) | ApiError::Misconfigured(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::Unserviceable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -128,6 +133,7 @@ impl ApiError {
             | ApiError::CreateOutcomeUnknown(_)
             | ApiError::KeyedCreateUnavailable(_) => "store_unavailable",
             ApiError::CreateLandedLate { .. } => "store_unavailable",
+            ApiError::KeyedPetNotFound => "store_unavailable",
             ApiError::Internal(_) | ApiError::Misconfigured(_) => "internal_error",
             ApiError::Unserviceable(_) => "misconfigured",
         }
@@ -186,6 +192,11 @@ impl ApiError {
                  (getPet {id}) before creating it again; a retry with the same \
                  Idempotency-Key answers it"
             ),
+            ApiError::KeyedPetNotFound => {
+                "this Idempotency-Key's pet is not found yet: retry later with it (if it \
+                 never is, its create stored no pet: send a new key)"
+                    .into()
+            }
             ApiError::Internal(_) | ApiError::Misconfigured(_) => "internal error".into(),
             ApiError::Unserviceable(_) => {
                 "the service is misconfigured; its operators can see why in its log".into()

@@ -1115,3 +1115,47 @@ fn a_create_applied_in_part_is_mended_by_the_page_that_makes_pieces() {
     );
     assert!(!edge.walk(0, "/v1/pets").contains(&old));
 }
+
+/// A keyed create whose `set-many` stored its key's record alone (a 503)
+/// made no pet: a retry with the key answers 503, not a pet nothing finds,
+/// and writes nothing; a whole keyed create is replayed as before.
+#[test]
+fn a_keyed_record_stored_without_its_pet_is_not_replayed() {
+    let edge = Edge::new(Replicated::new(1, 0..=0, 7), 0);
+    let store = Counting {
+        part: Some("idem:"),
+        ..Counting::new(edge.set.serve(0))
+    };
+    let body = r#"{"name":"lone","categoryId":1,"status":"sold"}"#;
+    let key = [("idempotency-key", "lone-key")];
+    let r = edge.send(&store, Method::POST, "/v1/pets", &key, body);
+    assert_eq!(r.status.as_u16(), 503);
+    let stored = KvStore::list_keys(&edge.set.serve(0)).unwrap();
+    let record = stored.iter().find(|k| k.starts_with("idem:"));
+    let id: i64 = edge.set.peek(0, record.expect("the record alone")).unwrap()[26..]
+        .split(|b| *b == b'\n')
+        .next()
+        .and_then(|id| std::str::from_utf8(id).ok()?.parse().ok())
+        .expect("its id");
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    for _ in 0..2 {
+        let retry = edge.request(0, Method::POST, "/v1/pets", &key, body);
+        assert_eq!(
+            (retry.status.as_u16(), json(&retry)["code"].as_str()),
+            (503, Some("store_unavailable"))
+        );
+        let message = json(&retry)["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(message.contains("send a new key"), "{message}");
+        let get = edge.request(0, Method::GET, &format!("/v1/pets/{id}"), &[], "");
+        assert_eq!(get.status.as_u16(), 404);
+        assert_eq!(KvStore::list_keys(&edge.set.serve(0)).unwrap(), stored);
+    }
+    let (status, id) = edge.create(0, "sold", Some("whole-key"));
+    assert_eq!(
+        (status, edge.create(0, "sold", Some("whole-key"))),
+        (201, (201, id))
+    );
+}

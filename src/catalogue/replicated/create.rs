@@ -24,7 +24,8 @@ pub const LANDS_WITHIN_MS: u64 = 1_000;
 const RECORD: &str = "petstore-replicated-key 1 ";
 
 /// One `get-many` (the drawn id's `pet:`, `ctr:id`, the key's record), one
-/// `set-many` (pet, entry, record, mark); a record found answers its pet.
+/// `set-many` (pet, entry, record, mark); a record found answers its pet
+/// once a `get` finds it.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     new: NewPet,
@@ -46,6 +47,11 @@ pub fn create<S: KvStore>(
                 .ok_or_else(|| unreadable(&keyed.record_key))?;
             if encode_pet(&keyed.pet(id))? != body {
                 return Err(ApiError::IdempotencyKeyReused);
+            }
+            // Only a pet found is replayed: a `set-many` that stored the
+            // record alone made none, and here its pet may not have arrived.
+            if store.get(&pet_key(id))?.is_none() {
+                return Err(ApiError::KeyedPetNotFound);
             }
             return Ok(Created::Replayed { id, body });
         }

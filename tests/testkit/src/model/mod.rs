@@ -99,6 +99,9 @@ struct Model<'h> {
 /// Words of the edge build's 503 for a create whose write landed past its
 /// window (`ApiError::CreateLandedLate`), before the pet's id.
 const LANDED_LATE: &str = "to store pet ";
+/// Words of the edge build's 503 for a keyed retry that found its key's
+/// record but not yet its pet (`ApiError::KeyedPetNotFound`).
+const KEYED_NOT_FOUND: &str = "Idempotency-Key's pet is not found yet";
 
 impl<'h> Model<'h> {
     fn new(history: &'h History, promise: &'h Promise) -> Self {
@@ -561,6 +564,9 @@ impl<'h> Model<'h> {
             if landed_late(&e.answer).is_some() && self.promise.settles {
                 continue;
             }
+            if self.promise.settles && self.keyed_not_found(at) {
+                continue;
+            }
             let rule = match (*status, code.as_str()) {
                 (500, _) if !self.promise.corrupt => Rule::InternalErrorOnlyForUnreadableData,
                 (503, "store_unavailable") if !self.promise.faults => {
@@ -573,6 +579,26 @@ impl<'h> Model<'h> {
         for (rule, detail) in found {
             self.violation(rule, detail);
         }
+    }
+}
+
+impl Model<'_> {
+    /// Event `at` is a keyed create answered "its pet is not found yet",
+    /// and another create with its key began before it ended: a record a
+    /// replica holds before its pet, or a `set-many` that stored it alone.
+    fn keyed_not_found(&self, at: usize) -> bool {
+        let e = &self.events[at];
+        let (Call::Create { key: Some(key), .. }, Answer::Error { message, .. }) =
+            (&e.call, &e.answer)
+        else {
+            return false;
+        };
+        let earlier = |(i, o): (usize, &Event)| {
+            i != at
+                && o.start < e.end
+                && matches!(&o.call, Call::Create { key: Some(k), .. } if k == key)
+        };
+        message.contains(KEYED_NOT_FOUND) && self.events.iter().enumerate().any(earlier)
     }
 }
 

@@ -516,3 +516,40 @@ fn a_pet_whose_write_landed_late_may_be_missed_only_by_walks_begun_before_it_set
         [Rule::WalkListsEveryCommittedPetOnce]
     );
 }
+
+#[test]
+fn a_keyed_retry_may_wait_for_its_pet_only_after_a_create_with_its_key() {
+    let waiting = |start, end, key: &str| {
+        let message = "this Idempotency-Key's pet is not found yet: retry later with it";
+        event(
+            start,
+            end,
+            Call::Create {
+                body: body("k", "sold"),
+                key: Some(key.into()),
+            },
+            error(503, "store_unavailable", message),
+        )
+    };
+    let unfaulted = Promise {
+        faults: false,
+        ..REPLICATED
+    };
+    // After the key's create (its record arrived first): the store did
+    // not fail, yet the retry may wait.
+    let after = vec![keyed(0, 1, 8), waiting(2, 3, "k-1")];
+    assert_eq!(broken(after.clone(), &unfaulted), []);
+    // No create with that key before it, or a layout whose writes are
+    // whole: the 503 says a store failed that did not.
+    let alone = vec![keyed(0, 1, 8), waiting(2, 3, "k-2")];
+    let healthy = Promise {
+        faults: false,
+        ..COUNTER
+    };
+    for (events, promise) in [(alone, &unfaulted), (after, &healthy)] {
+        assert_eq!(
+            broken(events, promise),
+            [Rule::StoreUnavailableOnlyWhenItFailed]
+        );
+    }
+}
