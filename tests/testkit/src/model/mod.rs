@@ -384,8 +384,7 @@ impl<'h> Model<'h> {
     /// Whether a getPet, `event`, reaches pet `id` (committed at
     /// `committed`): always on one store; on replicas, through the replica
     /// whose create of it answered 201 before it was sent, or once the pet
-    /// settled (a replay only read the record, which may travel apart
-    /// from the pet).
+    /// settled (a record may travel apart from its pet).
     fn reached(&self, id: i64, committed: u64, event: &Event) -> bool {
         if event.replica.is_none() || !self.promise.settles {
             return true;
@@ -583,9 +582,10 @@ impl<'h> Model<'h> {
 }
 
 impl Model<'_> {
-    /// Event `at` is a keyed create answered "its pet is not found yet",
-    /// and another create with its key began before it ended: a record a
-    /// replica holds before its pet, or a `set-many` that stored it alone.
+    /// Event `at` is a keyed create answered "its pet is not found yet"
+    /// through a replica that another create with its key, served by
+    /// another replica, may not have reached: no settle between them. (On
+    /// one store, or once settled, the record and its pet are found alike.)
     fn keyed_not_found(&self, at: usize) -> bool {
         let e = &self.events[at];
         let (Call::Create { key: Some(key), .. }, Answer::Error { message, .. }) =
@@ -593,12 +593,14 @@ impl Model<'_> {
         else {
             return false;
         };
-        let earlier = |(i, o): (usize, &Event)| {
-            i != at
+        let apart = |o: &Event| {
+            matches!(&o.call, Call::Create { key: Some(k), .. } if k == key)
+                && e.replica.is_some()
+                && o.replica != e.replica
                 && o.start < e.end
-                && matches!(&o.call, Call::Create { key: Some(k), .. } if k == key)
+                && !self.settled_between(o.end, e.start)
         };
-        message.contains(KEYED_NOT_FOUND) && self.events.iter().enumerate().any(earlier)
+        message.contains(KEYED_NOT_FOUND) && self.events.iter().any(apart)
     }
 }
 

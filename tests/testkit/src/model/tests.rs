@@ -535,18 +535,40 @@ fn a_keyed_retry_may_wait_for_its_pet_only_after_a_create_with_its_key() {
         faults: false,
         ..REPLICATED
     };
-    // After the key's create (its record arrived first): the store did
-    // not fail, yet the retry may wait.
-    let after = vec![keyed(0, 1, 8), waiting(2, 3, "k-1")];
-    assert_eq!(broken(after.clone(), &unfaulted), []);
-    // No create with that key before it, or a layout whose writes are
+    // Through another replica than the key's create, before a settle: its
+    // record may have arrived first. The store did not fail, yet it waits.
+    let apart = vec![on(0, keyed(0, 1, 8)), on(1, waiting(2, 3, "k-1"))];
+    assert_eq!(broken(apart, &unfaulted), []);
+    // Through the same replica, on one store, after a settle, without a
+    // create with that key before it, or on a layout whose writes are
     // whole: the 503 says a store failed that did not.
-    let alone = vec![keyed(0, 1, 8), waiting(2, 3, "k-2")];
     let healthy = Promise {
         faults: false,
         ..COUNTER
     };
-    for (events, promise) in [(alone, &unfaulted), (after, &healthy)] {
+    for (events, promise) in [
+        (
+            vec![on(0, keyed(0, 1, 8)), on(0, waiting(2, 3, "k-1"))],
+            &unfaulted,
+        ),
+        (vec![keyed(0, 1, 8), waiting(2, 3, "k-1")], &unfaulted),
+        (
+            vec![
+                on(0, keyed(0, 1, 8)),
+                settle(2),
+                on(1, waiting(3, 4, "k-1")),
+            ],
+            &unfaulted,
+        ),
+        (
+            vec![on(0, keyed(0, 1, 8)), on(1, waiting(2, 3, "k-2"))],
+            &unfaulted,
+        ),
+        (
+            vec![on(0, keyed(0, 1, 8)), on(1, waiting(2, 3, "k-1"))],
+            &healthy,
+        ),
+    ] {
         assert_eq!(
             broken(events, promise),
             [Rule::StoreUnavailableOnlyWhenItFailed]
