@@ -99,22 +99,30 @@ fn build(commit: &str, version: &str, more: &[&str]) -> PathBuf {
             "unpacking release {version} ({commit})"
         );
     }
-    let wasm = tree.join("petstore.wasm");
+    // Named by its commit: copies an earlier test run made under another
+    // name (some were another release's module) are never read.
+    let wasm = tree.join(format!("petstore-{}.wasm", &commit[..12]));
     // One target directory for every release, so their dependencies are
     // built once; a cdylib's output has no hash in its name, so the builds
     // take turns and each copies its module out before the next. That copy
     // is the release's build from then on: cargo would find a release it
     // built before fresh and leave the last one's module in place, so the
-    // module is removed first and any build links its own.
+    // module is removed first and any build links its own. (One test run
+    // at a time on a checkout: the turns are this process's.)
     static BUILDING: Mutex<()> = Mutex::new(());
     let _turn = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
     let out = root.join("target/wasm32-wasip1/release");
     if !wasm.exists() {
         for stale in [out.join("petstore.wasm"), out.join("deps/petstore.wasm")] {
-            let _gone = std::fs::remove_file(stale);
+            match std::fs::remove_file(&stale) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    panic!("removing {}: {e}", stale.display())
+                }
+                _ => {}
+            }
         }
         build_module(&tree, version, &root);
-        let copied = tree.join("petstore.wasm.part");
+        let copied = wasm.with_extension("part");
         std::fs::copy(out.join("petstore.wasm"), &copied).expect("the release's module");
         std::fs::rename(copied, &wasm).expect("the release's module");
     }
