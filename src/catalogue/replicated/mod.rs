@@ -145,8 +145,9 @@ impl<S: KvStore> Walk<'_, S> {
             if made || (from.is_none() && !shown.is_empty()) {
                 break;
             }
-            let keys = self.store.list_keys()?;
-            let (entries, horizon) = mend::mend(self.store, &keys, self.horizon)?;
+            // The keys' strings go once mended and parsed.
+            let (entries, horizon) =
+                mend::mend(self.store, &self.store.list_keys()?, self.horizon)?;
             let fresh = make(&entries, list, from.unwrap_or_default(), horizon);
             if from.is_none() {
                 // The whole list's pieces, read from the one past `at`.
