@@ -193,8 +193,8 @@ impl ApiError {
                  Idempotency-Key answers it"
             ),
             ApiError::KeyedPetNotFound => {
-                "this Idempotency-Key's pet is not found yet: retry later with it (if it \
-                 never is, its create stored no pet: send a new key)"
+                "this Idempotency-Key's pet is not found yet: retry later with it (a \
+                 create stopped part-way may have stored none)"
                     .into()
             }
             ApiError::Internal(_) | ApiError::Misconfigured(_) => "internal error".into(),
