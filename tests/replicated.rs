@@ -812,12 +812,7 @@ fn a_create_whose_write_lands_past_its_window_answers_503_naming_its_pet() {
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("took 1500 ms to store pet "), "{message}");
     assert!(message.contains("will not list it"), "{message}");
-    let id: i64 = message
-        .split("to store pet ")
-        .nth(1)
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap();
+    let id = petstore_testkit::model::landed_late_pet(message).unwrap();
     let found = edge.request(0, Method::GET, &format!("/v1/pets/{id}"), &[], "");
     assert_eq!(found.status.as_u16(), 200);
     assert_eq!(json(&found)["name"], "Late");

@@ -11,12 +11,13 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use petstore_e2e::client::{distinct_ids, fan_out, pet_body, Reply};
+use petstore_e2e::client::{distinct_ids, fan_out, pet_body};
 use petstore_e2e::meter::Meter;
 use petstore_e2e::registry::{release_version, Registry};
 use petstore_e2e::spin::{build_edge, Launch, SpinUp};
 use petstore_e2e::stores::{Backend, Store};
 use petstore_e2e::workspace;
+use petstore_testkit::model::landed_late_pet;
 
 /// A pet is listed once this much older than its create (the commit
 /// window, 1 s, with no replication and no skew), and a little more.
@@ -106,13 +107,6 @@ fn the_edge_build_serves_the_contract_through_two_instances_on_one_store() {
     }
 }
 
-/// The pet a 503 says was stored past its window (`… to store pet <id>, …`).
-fn landed_late(r: &Reply) -> Option<i64> {
-    let message = r.json()["message"].as_str()?.to_string();
-    let (_, rest) = message.split_once("to store pet ")?;
-    rest.split(',').next()?.parse().ok()
-}
-
 #[test]
 fn concurrent_creates_through_two_instances_are_each_listed_once() {
     for backend in [Backend::Sqlite, Backend::Dynamo] {
@@ -127,7 +121,8 @@ fn concurrent_creates_through_two_instances_are_each_listed_once() {
             let status = ["available", "pending", "sold"][i % 3];
             let r = apis[i % 2].post(&pet_body(&format!("p{i}"), status));
             match r.status {
-                503 => landed_late(&r).unwrap_or_else(|| panic!("{}", r.body)),
+                503 => landed_late_pet(r.json()["message"].as_str().unwrap_or_default())
+                    .unwrap_or_else(|| panic!("{}", r.body)),
                 _ => r.created_id(),
             }
         });

@@ -615,6 +615,12 @@ fn landed_late(answer: &Answer) -> Option<i64> {
     else {
         return None;
     };
+    landed_late_pet(message)
+}
+
+/// The pet the edge build's "landed late" 503 message names (`… to store
+/// pet <id>, …`), if `message` is one.
+pub fn landed_late_pet(message: &str) -> Option<i64> {
     let (_, rest) = message.split_once(LANDED_LATE)?;
     rest.split(|c: char| !c.is_ascii_digit())
         .next()?
