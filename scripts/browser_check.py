@@ -9,9 +9,13 @@ browser itself blocks the call.
 
 Usage (scripts/browser-check runs it): browser_check.py API_URL API_KEY ALLOWED_PORT OTHER_PORT
 """
+import atexit
 import functools
 import http.server
+import os
+import shutil
 import sys
+import tempfile
 import threading
 
 from selenium import webdriver
@@ -39,7 +43,11 @@ def browser():
     options.binary_location = "/usr/bin/chromium"
     for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
         options.add_argument(arg)
-    return webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+    # Chromium leaves directories in its TMPDIR; give it one removed at exit.
+    scratch = tempfile.mkdtemp(prefix="petstore-chromium-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    service = Service("/usr/bin/chromedriver", env={**os.environ, "TMPDIR": scratch})
+    return webdriver.Chrome(options=options, service=service)
 
 
 def run_page(driver, port):

@@ -11,9 +11,12 @@ shows the 401 Error body. A screenshot goes to SCREENSHOT.
 
 Usage (scripts/browser-check runs it): reference_check.py BASE KEY ACCESS_LOG SCREENSHOT
 """
+import atexit
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 from selenium import webdriver
@@ -43,7 +46,11 @@ def browser():
                 "--window-size=1280,2400"]:
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    return webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+    # Chromium leaves directories in its TMPDIR; give it one removed at exit.
+    scratch = tempfile.mkdtemp(prefix="petstore-chromium-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    service = Service("/usr/bin/chromedriver", env={**os.environ, "TMPDIR": scratch})
+    return webdriver.Chrome(options=options, service=service)
 
 
 def creates_logged():

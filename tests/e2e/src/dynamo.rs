@@ -3,7 +3,10 @@
 //! into `.tools/dynamodb`; it needs Java 17), one server per test process,
 //! in memory. Each store is a table of its own, created with the
 //! `aws dynamodb create-table` line of `docs/operations.md` (awscli, pinned in `.venv`), so the
-//! line operators copy is the line the tests run.
+//! line operators copy is the line the tests run. Java's temporary files
+//! (DynamoDB Local unpacks its SQLite library there, ~0.9 MB each start,
+//! and never removes it: the server is killed) go to a scratch directory
+//! that a later run sweeps, not into `/tmp` for good.
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -13,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use petstore_host::helpers::silent_and_bound;
 
+use crate::scratch::ScratchDir;
 use crate::workspace;
 
 /// The region and credentials every client of the local server uses (it
@@ -26,6 +30,8 @@ pub const SECRET_ACCESS_KEY: &str = "petstore";
 pub struct DynamoLocal {
     pub endpoint: String,
     pub pid: u32,
+    /// Java's temporary directory, kept while the server may use it.
+    _temporary: ScratchDir,
 }
 
 /// The process's DynamoDB Local, started on first use.
@@ -55,6 +61,8 @@ fn jar_dir() -> PathBuf {
 /// server is killed (PR_SET_PDEATHSIG) when that thread, so the process, ends.
 fn start() -> DynamoLocal {
     let dir = jar_dir();
+    let temporary = ScratchDir::new("dynamodb-local");
+    let java_tmpdir = format!("-Djava.io.tmpdir={}", temporary.path().display());
     let port = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
@@ -67,6 +75,7 @@ fn start() -> DynamoLocal {
                 "-Djava.library.path={}",
                 dir.join("DynamoDBLocal_lib").display()
             ))
+            .arg(java_tmpdir)
             .arg("-jar")
             .arg(dir.join("DynamoDBLocal.jar"))
             .args(["-inMemory", "-sharedDb", "-port", &port.to_string()])
@@ -90,6 +99,7 @@ fn start() -> DynamoLocal {
     DynamoLocal {
         endpoint: format!("http://127.0.0.1:{port}"),
         pid,
+        _temporary: temporary,
     }
 }
 

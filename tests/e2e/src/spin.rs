@@ -180,6 +180,10 @@ impl Launch {
             }
         }
         command.envs(self.env.iter().map(|(n, v)| (n, v)));
+        // Spin copies the app's files to a `spinup-*` directory in TMPDIR
+        // and removes it only on a clean exit; Drop kills it, so that
+        // directory goes in this launch's scratch directory.
+        command.env("TMPDIR", dir.path());
         let output =
             std::fs::File::create(dir.path().join("spin-output.txt")).map_err(|e| e.to_string())?;
         command
