@@ -2,14 +2,16 @@
 //! by `scripts/setup` into `.tools/bin/spin`), else a `spin` on `PATH`. Each
 //! [`SpinUp`] is one process on a free loopback port, with the variables,
 //! state directory, log directory and runtime config a test gives it; it is
-//! killed, with the trigger process it starts, when dropped.
+//! killed, with the trigger process it starts, when dropped (or, in a
+//! process that aborts on panic, as the bench's release build does, by a
+//! panic hook: no drop runs there).
 
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -201,6 +203,7 @@ impl Launch {
             });
         }
         let child = command.spawn().map_err(|e| e.to_string())?;
+        groups_killed_on_abort(child.id(), true);
         let mut spin = SpinUp {
             api: Api::new(format!("http://127.0.0.1:{port}")),
             port,
@@ -360,12 +363,45 @@ impl Drop for SpinUp {
                 }
             }
         }
-        if let Ok(pid) = i32::try_from(self.child.id()) {
-            // SAFETY: a plain system call on the group this launch created.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
+        kill_group(self.child.id());
+        groups_killed_on_abort(self.child.id(), false);
         let _ = self.child.wait();
+    }
+}
+
+/// Kills the process group a launch created (`spin up` and its trigger).
+fn kill_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: a plain system call on the group that launch created.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Where a panic aborts, no drop runs, and PR_SET_PDEATHSIG kills `spin up`
+/// but not the trigger process it started, which would keep its port: the
+/// first launch installs a panic hook that kills every live launch's group.
+/// A process that unwinds (the tests) needs none: its drops run.
+fn groups_killed_on_abort(pid: u32, live: bool) {
+    static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+    static HOOK: Once = Once::new();
+    if !cfg!(panic = "abort") {
+        return;
+    }
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            previous(info);
+            if let Ok(live) = LIVE.lock() {
+                live.iter().copied().for_each(kill_group);
+            }
+        }));
+    });
+    if let Ok(mut launches) = LIVE.lock() {
+        launches.retain(|p| *p != pid);
+        if live {
+            launches.push(pid);
+        }
     }
 }
