@@ -9,17 +9,12 @@ browser itself blocks the call.
 
 Usage (scripts/browser-check runs it): browser_check.py API_URL API_KEY ALLOWED_PORT OTHER_PORT
 """
-import atexit
 import functools
 import http.server
-import os
-import shutil
 import sys
-import tempfile
 import threading
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+import headless_chromium
 
 api, key, allowed_port, other_port = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 page_dir = "tests/browser"
@@ -36,18 +31,6 @@ def serve(port):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
-        options.add_argument(arg)
-    # Chromium leaves directories in its TMPDIR; give it one removed at exit.
-    scratch = tempfile.mkdtemp(prefix="petstore-chromium-")
-    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
-    service = Service("/usr/bin/chromedriver", env={**os.environ, "TMPDIR": scratch})
-    return webdriver.Chrome(options=options, service=service)
 
 
 def run_page(driver, port):
@@ -68,7 +51,7 @@ def expect(what, condition, detail):
 
 
 servers = [serve(allowed_port), serve(other_port)]
-driver = browser()
+driver = headless_chromium.start()
 try:
     print(f"browser: {driver.capabilities.get('browserName')} {driver.capabilities.get('browserVersion')}")
     allowed = run_page(driver, allowed_port)

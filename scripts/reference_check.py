@@ -11,20 +11,17 @@ shows the 401 Error body. A screenshot goes to SCREENSHOT.
 
 Usage (scripts/browser-check runs it): reference_check.py BASE KEY ACCESS_LOG SCREENSHOT
 """
-import atexit
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
+
+import headless_chromium
 
 base, key, access_log, screenshot = sys.argv[1:5]
 failures = []
@@ -37,20 +34,6 @@ def expect(what, condition, detail=""):
     print(f"{'ok  ' if condition else 'FAIL'} {what}: {detail}")
     if not condition:
         failures.append(what)
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,2400"]:
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    # Chromium leaves directories in its TMPDIR; give it one removed at exit.
-    scratch = tempfile.mkdtemp(prefix="petstore-chromium-")
-    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
-    service = Service("/usr/bin/chromedriver", env={**os.environ, "TMPDIR": scratch})
-    return webdriver.Chrome(options=options, service=service)
 
 
 def creates_logged():
@@ -108,7 +91,9 @@ def authorize(driver, wait, value):
     modal.find_element(By.CSS_SELECTOR, "button.btn-done").click()
 
 
-driver = browser()
+driver = headless_chromium.start(
+    ["--window-size=1280,2400"], {"goog:loggingPrefs": {"browser": "ALL", "performance": "ALL"}}
+)
 try:
     print(f"browser: {driver.capabilities.get('browserName')} {driver.capabilities.get('browserVersion')}")
     wait = WebDriverWait(driver, 20)
