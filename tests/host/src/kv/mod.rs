@@ -9,16 +9,19 @@
 //!   DynamoDB's API (AWS DynamoDB Local in tests), request for request.
 //! - [`Backend::Memory`] is an ideal in-memory store for quick runs.
 //!
-//! One [`KvStore`] (`store`: counters and armed [`Fault`]s over an engine)
-//! is shared by every request, as Spin's `default` store is shared by every
-//! instance; or, replicated ([`KvStore::replicated`], the edge build's
-//! platform), each request gets the next replica.
+//! One [`KvStore`] (`store`: counters, `stats`, and armed [`Fault`]s,
+//! `faults`, over an engine) is shared by every request, as Spin's
+//! `default` store is shared by every instance; or, replicated
+//! ([`KvStore::replicated`], the edge build's platform), each request gets
+//! the next replica.
 
 pub mod dynamo;
+mod faults;
 pub mod memory;
 pub mod redis;
 pub mod replicated;
 pub mod sqlite;
+mod stats;
 mod store;
 
 use std::path::PathBuf;
@@ -27,7 +30,8 @@ use std::sync::Arc;
 use anyhow::Result;
 
 pub use petstore_testkit::{Backend, Fault, Part};
-pub use store::{Cas, KvStore, Stats};
+pub use stats::Stats;
+pub use store::{Cas, KvStore};
 
 /// The engine of `backend`, on the data at `location` (or a fresh store of
 /// its own); also as the memory engine when it is one (preloading dumps it).

@@ -1,5 +1,6 @@
-//! The store the host serves: an engine, exact counters of every call, and
-//! armed faults that fire at their call.
+//! The store the host serves: an engine, exact counters of every call
+//! (`stats`), and armed faults that fire at their call (`faults`); each
+//! call goes through both on its way to the engine.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -8,10 +9,10 @@ use anyhow::Result;
 
 use petstore_testkit::replicated::Replicated;
 
+use super::faults::{failed, lost, partly, Armed, Outcome};
 use super::replicated::{Clock, ReplicaEngine};
-use super::{
-    memory, Backend, Engine, EngineCas, Fault, KeyValue, KvError, KvResult, Location, Part,
-};
+use super::stats::{Kind, Stats};
+use super::{memory, Backend, Engine, EngineCas, Fault, KeyValue, KvResult, Location, Part};
 
 /// The handle behind a guest's `atomics::cas` resource.
 pub struct Cas {
@@ -19,50 +20,11 @@ pub struct Cas {
     inner: Box<dyn EngineCas>,
 }
 
-/// Exact counts of what the guest asked of the store.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Every key-value call (get, set, delete, exists, list-keys, increment,
-    /// cas.new, cas.current, swap, and each batch call).
-    pub calls: u64,
-    /// Value bytes read and written.
-    pub bytes: u64,
-    pub gets: u64,
-    /// `set`, `delete` and the batch writes.
-    pub writes: u64,
-    pub increments: u64,
-    /// `cas.new`, `cas.current` and `swap`.
-    pub cas: u64,
-    /// `batch::get-many` (which fails every request on Spin's Redis).
-    pub get_many: u64,
-    /// `batch::set-many` (also counted in `writes`).
-    pub set_many: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Read,
-    Write,
-    Increment,
-    Cas,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
-    Normal,
-    Fail,
-    LoseReply,
-    Partial(Part),
-}
-
+/// What the store counts and has armed, behind one lock.
 #[derive(Debug, Default)]
 struct Control {
     stats: Stats,
-    faults: Vec<Fault>,
-    /// Calls made since the faults were armed.
-    calls_since_arm: u64,
-    forced_cas_failures: u64,
-    failing_opens: u64,
+    armed: Armed,
 }
 
 /// The store the host serves: an engine, counters and armed faults.
@@ -141,30 +103,25 @@ impl KvStore {
 
     /// Arms faults counted from the next call (replacing any armed ones).
     pub fn inject(&self, faults: &[Fault]) {
-        let mut c = self.lock();
-        c.faults = faults.to_vec();
-        c.calls_since_arm = 0;
+        self.lock().armed.arm(faults);
     }
 
     /// The next `k` swaps report `cas-failed` and write nothing.
     pub fn fail_next_swaps(&self, k: u64) {
-        self.lock().forced_cas_failures = k;
+        self.lock().armed.fail_next_swaps(k);
     }
 
     /// The next `k` opens of the store fail, as a Spin process's first
     /// open of a SQLite file fails when another process keeps the file
     /// locked past the busy timeout (rusqlite's 5 s).
     pub fn fail_next_opens(&self, k: u64) {
-        self.lock().failing_opens = k;
+        self.lock().armed.fail_next_opens(k);
     }
 
     /// Whether this open fails (one of [`KvStore::fail_next_opens`]).
     pub fn open_fails(&self) -> Option<String> {
-        let mut c = self.lock();
-        (c.failing_opens > 0).then(|| {
-            c.failing_opens -= 1;
-            petstore_testkit::SQLITE_LOCKED.to_string()
-        })
+        let fails = self.lock().armed.open_fails();
+        fails.then(|| petstore_testkit::SQLITE_LOCKED.to_string())
     }
 
     pub fn stats(&self) -> Stats {
@@ -200,24 +157,8 @@ impl KvStore {
     /// Counts a call and decides its fate.
     fn enter(&self, kind: Kind, bytes_out: usize) -> Outcome {
         let mut c = self.lock();
-        c.stats.calls += 1;
-        c.stats.bytes += bytes_out as u64;
-        match kind {
-            Kind::Read => c.stats.gets += 1,
-            Kind::Write => c.stats.writes += 1,
-            Kind::Increment => c.stats.increments += 1,
-            Kind::Cas => c.stats.cas += 1,
-        }
-        c.calls_since_arm += 1;
-        let n = c.calls_since_arm;
-        let hit = c.faults.iter().position(|f| f.call() == n);
-        match hit.map(|i| c.faults.remove(i)) {
-            // The host's engines fail as they fail; a lock is a failure.
-            Some(Fault::Fail(_) | Fault::Locked(_)) => Outcome::Fail,
-            Some(Fault::LoseReply(_)) => Outcome::LoseReply,
-            Some(Fault::Partial(_, part)) => Outcome::Partial(part),
-            None => Outcome::Normal,
-        }
+        c.stats.count(kind, bytes_out);
+        c.armed.strike()
     }
 
     fn count_read(&self, bytes: usize) {
@@ -292,12 +233,8 @@ impl KvStore {
     /// `Ok(true)`: swapped; `Ok(false)`: `cas-failed`; `Err`: store error.
     pub fn swap(&self, cas: &mut Cas, value: &[u8]) -> KvResult<bool> {
         self.call(Kind::Cas, value.len(), || {
-            {
-                let mut c = self.lock();
-                if c.forced_cas_failures > 0 {
-                    c.forced_cas_failures -= 1;
-                    return Ok(false);
-                }
+            if self.lock().armed.swap_fails() {
+                return Ok(false);
             }
             cas.inner.swap(value)
         })
@@ -330,9 +267,7 @@ impl KvStore {
                 };
                 self.engine
                     .set_many(one.map(std::slice::from_ref).unwrap_or_default())?;
-                Err(KvError::Store(
-                    "injected fault: the batch was applied only in part".into(),
-                ))
+                Err(partly())
             }
             Outcome::Normal => self.engine.set_many(pairs),
         }
@@ -340,63 +275,5 @@ impl KvStore {
 
     pub fn delete_many(&self, keys: &[String]) -> KvResult<()> {
         self.call(Kind::Write, 0, || self.engine.delete_many(keys))
-    }
-}
-
-fn failed() -> KvError {
-    KvError::Store("injected fault: the backend did not answer".into())
-}
-
-fn lost() -> KvError {
-    KvError::Store("injected fault: the reply was lost after the operation was applied".into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn faults_count_from_arming_and_a_lost_reply_is_applied() {
-        let kv = KvStore::new(Backend::Memory).unwrap();
-        kv.set("a", b"1").unwrap();
-        kv.inject(&[Fault::Fail(1), Fault::LoseReply(2)]);
-        assert!(kv.set("b", b"2").is_err());
-        assert_eq!(kv.peek("b"), None);
-        assert!(kv.set("c", b"3").is_err());
-        assert_eq!(kv.peek("c").unwrap(), b"3");
-        assert!(kv.set("d", b"4").is_ok());
-        let stats = kv.stats();
-        assert_eq!((stats.calls, stats.writes, stats.bytes), (4, 4, 4));
-    }
-
-    #[test]
-    fn a_partial_batch_applies_one_pair_in_either_order() {
-        let kv = KvStore::new(Backend::Memory).unwrap();
-        let pairs = [
-            ("x".to_string(), b"1".to_vec()),
-            ("y".to_string(), b"2".to_vec()),
-        ];
-        kv.inject(&["partial-first:1".parse().unwrap()]);
-        assert!(kv.set_many(&pairs).is_err());
-        assert_eq!((kv.peek("x"), kv.peek("y")), (Some(b"1".to_vec()), None));
-        let kv = KvStore::new(Backend::Memory).unwrap();
-        kv.inject(&["partial-last:1".parse().unwrap()]);
-        assert!(kv.set_many(&pairs).is_err());
-        assert_eq!((kv.peek("x"), kv.peek("y")), (None, Some(b"2".to_vec())));
-        assert_eq!("fail:3".parse::<Fault>(), Ok(Fault::Fail(3)));
-        assert!("partial:3".parse::<Fault>().is_err());
-    }
-
-    #[test]
-    fn forced_cas_failures_write_nothing() {
-        let kv = KvStore::new(Backend::Memory).unwrap();
-        kv.set("k", b"old").unwrap();
-        kv.fail_next_swaps(1);
-        let mut cas = kv.cas_new("k").unwrap();
-        assert_eq!(kv.cas_current(&mut cas).unwrap().unwrap(), b"old");
-        assert!(!kv.swap(&mut cas, b"new").unwrap());
-        assert_eq!(kv.peek("k").unwrap(), b"old");
-        assert!(kv.swap(&mut cas, b"new").unwrap());
-        assert_eq!(kv.peek("k").unwrap(), b"new");
     }
 }
