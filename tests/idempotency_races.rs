@@ -287,9 +287,10 @@ fn a_late_owner_and_the_retry_that_finished_for_it_make_one_pet() {
 #[test]
 fn an_abandoned_create_holds_its_key_for_the_lease_then_a_retry_finishes_it() {
     let api = Api::new();
-    // Calls 1–7 reserve, stage and claim (a `cas_begin` is two host
-    // calls); call 8 is the commit, which fails at every attempt.
-    for fault in every_attempt(8, Fault::Fail) {
+    // Calls 1–8 read `ctr:id` (SQLite), reserve, stage and claim (a
+    // `cas_begin` is two host calls); call 9 is the commit, which fails at
+    // every attempt.
+    for fault in every_attempt(9, Fault::Fail) {
         api.store.inject(fault);
     }
     let message = assert_error(&api.post_keyed("k", REX), 503, "store_unavailable");
@@ -355,8 +356,8 @@ fn a_retry_past_the_commit_window_waits_while_the_owners_commit_may_land_one_pet
 fn a_create_stopped_before_its_commit_frees_its_key_when_readers_give_it_up() {
     use petstore::catalogue::SEAL_AFTER_MS;
     let api = Api::new();
-    // Call 8 is the commit (as above), failing at every attempt.
-    for fault in every_attempt(8, Fault::Fail) {
+    // Call 9 is the commit (as above), failing at every attempt.
+    for fault in every_attempt(9, Fault::Fail) {
         api.store.inject(fault);
     }
     assert_error(&api.post_keyed("k", REX), 503, "store_unavailable");

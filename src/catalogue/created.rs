@@ -1,5 +1,5 @@
-//! What the catalogue asks of the deployment, and what a request asks of
-//! the catalogue and what it answers, whatever the layout.
+//! What the catalogue asks of the deployment (the layouts by name), and what
+//! a request asks of the catalogue and what it answers, whatever the layout.
 
 use super::backend::KvBackend;
 use super::keys::record_key;
@@ -18,19 +18,7 @@ pub fn failed(why: &str) -> ApiError {
 /// The variable that says which layout a store should hold.
 pub const CATALOGUE_LAYOUT: &str = "catalogue_layout";
 
-/// Read only when a request needs it: on Spin each is a host call.
-pub trait Deployment {
-    /// `key_value_backend`.
-    fn backend(&self) -> Result<KvBackend>;
-    /// `catalogue_layout`.
-    fn wanted(&self) -> Result<LayoutName>;
-    /// How long an unfinished keyed create keeps its key (ms).
-    fn lease_ms(&self) -> Result<u64>;
-    /// The replicated layout's delays: `replication_ms` + `clock_skew_ms`,
-    /// and `piece_interval_ms` (how often its open index piece is made).
-    fn settle_ms(&self) -> Result<(u64, u64)>;
-}
-
+/// The layouts: this build's are `layout.rs`'s `BUILT`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayoutName {
     /// One id counter, a counter and slots per status: SQLite, Redis.
@@ -41,27 +29,31 @@ pub enum LayoutName {
     Replicated,
 }
 
-/// Each layout's name, and the backends it runs on (lanes need an atomic
-/// put-if-absent; the replicated pages' `get-many` fails on Redis).
+/// Each layout's name and the backends it runs on, in the order declared
+/// (lanes need an atomic put-if-absent; the replicated pages' `get-many`
+/// fails on Redis).
 #[rustfmt::skip]
-const LAYOUTS: [(LayoutName, &str, &[KvBackend]); 3] = [
-    (LayoutName::Counters, "counters", &KvBackend::ALL),
-    (LayoutName::Lanes, "lanes", &[KvBackend::AwsDynamo]),
-    (LayoutName::Replicated, "replicated", &[KvBackend::Spin, KvBackend::AwsDynamo, KvBackend::AzureCosmos]),
+const LAYOUTS: [(&str, &[KvBackend]); 3] = [
+    ("counters", &KvBackend::ALL),
+    ("lanes", &[KvBackend::AwsDynamo]),
+    ("replicated", &[KvBackend::Spin, KvBackend::AwsDynamo, KvBackend::AzureCosmos]),
 ];
 
 impl LayoutName {
     pub fn name(self) -> &'static str {
-        LAYOUTS[self as usize].1
+        LAYOUTS[self as usize].0
     }
 
-    /// A layout of `built` (this build's: `catalogue::BUILT`), by name.
+    /// A layout of `built` (this build's), by name.
     pub fn parse(text: &str, built: &[LayoutName]) -> Result<LayoutName, String> {
         let text = text.trim();
-        let this = format!("this build has {}", names(built.iter().map(|l| l.name())));
-        match LAYOUTS.iter().find(|l| l.1 == text) {
-            Some(l) if built.contains(&l.0) => Ok(l.0),
-            Some(_) => Err(format!("'{text}' is a layout of the other build: {this}")),
+        let names: Vec<&str> = built.iter().map(|l| l.name()).collect();
+        let this = format!("this build has {}", names.join(", "));
+        match built.iter().find(|l| l.name() == text) {
+            Some(layout) => Ok(*layout),
+            None if LAYOUTS.iter().any(|l| l.0 == text) => {
+                Err(format!("'{text}' is a layout of the other build: {this}"))
+            }
             None => Err(format!("'{text}' is no layout: {this}")),
         }
     }
@@ -72,20 +64,27 @@ impl LayoutName {
     }
 
     pub fn runs_on(self, backend: KvBackend) -> bool {
-        LAYOUTS[self as usize].2.contains(&backend)
+        LAYOUTS[self as usize].1.contains(&backend)
     }
 
     pub fn backends(self) -> String {
-        names(LAYOUTS[self as usize].2.iter().map(|b| b.name()))
+        let names: Vec<&str> = LAYOUTS[self as usize].1.iter().map(|b| b.name()).collect();
+        names.join(", ")
     }
 }
 
-/// `a, b, c`.
-fn names(names: impl Iterator<Item = &'static str>) -> String {
-    names.fold(String::new(), |all, name| match all.is_empty() {
-        true => name.into(),
-        false => all + ", " + name,
-    })
+/// What the catalogue asks of the deployment, read only when a request
+/// needs it: on Spin each is a host call.
+pub trait Deployment {
+    /// `key_value_backend`.
+    fn backend(&self) -> Result<KvBackend>;
+    /// `catalogue_layout`: the layout a new store gets.
+    fn wanted(&self) -> Result<LayoutName>;
+    /// How long an unfinished keyed create keeps its key (ms).
+    fn lease_ms(&self) -> Result<u64>;
+    /// The replicated layout's delays: `replication_ms` + `clock_skew_ms`,
+    /// and `piece_interval_ms` (how often its open index piece is made).
+    fn settle_ms(&self) -> Result<(u64, u64)>;
 }
 
 /// Now, and the lease (read only for a keyed create's pending record).
@@ -179,26 +178,5 @@ impl Keyed {
                 .div_ceil(1000)
                 .max(1),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Only a layout the build has is offered: the edge build has one.
-    #[test]
-    fn a_layout_offered_instead_is_one_this_build_has() {
-        let edge = [LayoutName::Replicated];
-        assert_eq!(LayoutName::instead(KvBackend::Redis, &edge), None);
-        assert_eq!(
-            LayoutName::instead(KvBackend::AwsDynamo, &edge),
-            Some(LayoutName::Replicated)
-        );
-        let default = [LayoutName::Counters, LayoutName::Lanes];
-        assert_eq!(
-            LayoutName::instead(KvBackend::Redis, &default),
-            Some(LayoutName::Counters)
-        );
     }
 }

@@ -49,6 +49,8 @@ pub struct Parts {
     pub counted: Option<Counted>,
     pub laned: Option<Laned>,
     pub placed: Option<Placed>,
+    /// After `placed`, `_p<n>`: the index piece its walk is in (2.1.0).
+    pub piece: Option<u64>,
 }
 
 /// `text` after a number (1 to 18 digits, no leading zero), and its value.
@@ -148,6 +150,16 @@ impl Parts {
         }
     }
 
+    /// The edge build's: the last pet shown, and the piece it is in.
+    pub fn placed(placed: Placed, piece: u64) -> Parts {
+        let (placed, piece) = (Some(placed), Some(piece));
+        Parts {
+            placed,
+            piece,
+            ..Parts::default()
+        }
+    }
+
     /// The parts of `cursor` (none: the start), or a 400.
     pub fn read(cursor: Option<&Cursor>) -> Result<Parts> {
         let parts = cursor.map_or(Some(Parts::default()), |c| Parts::parse(c.as_str()));
@@ -161,6 +173,13 @@ impl Parts {
             let (id, after) = num(after.strip_prefix('.')?).filter(|(id, _)| *id >= 1)?;
             let t_ms = t_ms as u64;
             (parts.placed, rest) = (Some(Placed { t_ms, id }), after);
+            // `_p<n>` right after it, strictly; `_p` then a letter is a
+            // later release's word.
+            let digit = |w: &&str| w.starts_with(|c: char| c.is_ascii_digit());
+            if let Some(after) = rest.strip_prefix("_p").filter(digit) {
+                let (n, after) = num(after)?;
+                (parts.piece, rest) = (Some(n as u64), after);
+            }
         }
         if let Some(after) = rest.strip_prefix('c').filter(|_| parts.placed.is_none()) {
             let (counted, after) = Counted::parse(after)?;
@@ -214,6 +233,9 @@ impl Parts {
         }
         if let Some(placed) = self.placed {
             text += placed.cursor().as_str();
+        }
+        if let Some(n) = self.piece {
+            text += &format!("_p{n}");
         }
         Cursor::made(text)
     }

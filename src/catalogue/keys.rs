@@ -1,7 +1,7 @@
 //! The keys of every layout, and how Spin's backends encode the counters
 //! `increment` writes. What each key may hold: `formats.rs`.
 
-use crate::model::{IdempotencyKey, ListName, PetStatus};
+use crate::model::{number, IdempotencyKey, ListName, PetStatus};
 
 /// Positions per index piece and per block: 32 pets of the largest JSON
 /// (200 characters that escape to 6 bytes each) stay under 43 KB.
@@ -11,11 +11,10 @@ pub const EMPTY_POSITIONS: usize = 64;
 /// What the store holds: a counter, a layout's mark, or nothing yet.
 pub const ID_COUNTER: &str = "ctr:id";
 
-pub fn counter_key(list: ListName) -> String {
-    match list {
-        ListName::All => ID_COUNTER.to_string(),
-        ListName::Status(s) => format!("ctr:{}", s.as_str()),
-    }
+/// `ctr:{status}`: the last position handed out in a counters status list
+/// (the unfiltered list's is `ctr:id`, which only `layout.rs` reads).
+pub fn counter_key(status: PetStatus) -> String {
+    format!("ctr:{}", status.as_str())
 }
 
 pub fn slot_key(status: PetStatus, position: i64) -> String {
@@ -74,17 +73,18 @@ pub fn piece_of(position: i64) -> i64 {
     (position - 1) / PIECE_LEN
 }
 
-/// A counter read with `get`: 8 bytes little-endian (SQLite; below 2^56
-/// never all digits) or decimal text (Redis, DynamoDB).
+/// A counter read with `get`, never below 0: 8 bytes little-endian
+/// (SQLite; below 2^56 never all digits) or decimal text as `increment`
+/// writes it (Redis, DynamoDB), strictly.
 pub fn decode_counter(bytes: &[u8]) -> Option<i64> {
     match is_text(bytes) {
-        true => std::str::from_utf8(bytes).ok()?.parse().ok(),
-        false => Some(i64::from_le_bytes(bytes.try_into().ok()?)),
+        true => number(std::str::from_utf8(bytes).ok()?),
+        false => Some(i64::from_le_bytes(bytes.try_into().ok()?)).filter(|n| *n >= 0),
     }
 }
 
 fn is_text(bytes: &[u8]) -> bool {
-    !bytes.is_empty() && bytes.iter().all(|b| b.is_ascii_digit() || *b == b'-')
+    !bytes.is_empty() && bytes.iter().all(u8::is_ascii_digit)
 }
 
 /// `value` in the encoding of the counter `like`: a compare-and-swap of a
@@ -107,7 +107,11 @@ mod tests {
         assert_eq!(decode_counter(&(1i64 << 40).to_le_bytes()), Some(1 << 40));
         assert_eq!(decode_counter(b"12345678"), Some(12_345_678));
         assert_eq!(decode_counter(b""), None);
-        assert_eq!(decode_counter(b"abc"), None);
+        for bad in ["abc", "-1", "+1", "007", "1-2"] {
+            assert_eq!(decode_counter(bad.as_bytes()), None, "{bad}");
+        }
+        assert_eq!(decode_counter(&(-1i64).to_le_bytes()), None);
+        assert_eq!(decode_counter(b"0"), Some(0));
         assert_eq!(encode_counter_like(b"7", 9), b"9");
         assert_eq!(
             encode_counter_like(&7i64.to_le_bytes(), 9),

@@ -1,28 +1,37 @@
-//! The one place a store's layout is chosen, and the only code that branches
-//! on layout, format or width: what `ctr:id` holds, read strictly, resolved
-//! once per request into a [`Layout`], whose operations call the layouts.
+//! The one place a store's layout is decided, and the only code that reads
+//! or writes `ctr:id` or names a layout: what it holds, read strictly for
+//! this build and backend, becomes one [`Layout`] a request, which serves
+//! it; a store not served is a typed [`Refusal`], answered here.
 
-use super::backend::KvBackend;
-use super::counters;
-use super::created::Result;
-use super::created::{Clock, Created, Followed, Keyed, LayoutName, Page, CATALOGUE_LAYOUT};
-use super::cursor::{Counted, Parts};
+use super::created::{Deployment, LayoutName, Result, CATALOGUE_LAYOUT};
 use super::keys::{decode_counter, ID_COUNTER};
-use super::lanes::{self, Geometry, Heads};
-use super::listed::Listed;
-use super::moved;
-use super::reader::{found as found_in, Reader};
-use super::record::SEAL_AFTER_MS;
+use super::{backend::KvBackend, reader::found as found_in};
+use super::{cursor::Parts, lanes::Geometry, refusal::Refusal, replicated};
 use crate::errors::{ApiError, Misconfiguration};
-use crate::model::{number, ListName, NewPet};
-use crate::retry::Retrying;
 use crate::store::KvStore;
+#[cfg(not(feature = "edge"))]
+use {
+    super::backend::{shows_dynamodb, shows_sqlite_locked},
+    super::counters::{self, End, Step, Taken},
+    super::created::{failed, Clock, Created, Keyed, Page},
+    super::lanes::{self, Heads, WIDTH},
+    super::{cursor::Counted, moved, reader::Reader},
+    crate::{model::ListName, model::NewPet, retry::Retrying, store::SwapReport},
+};
 
-/// The lanes a store claimed or moved by this release gets.
-const WIDTH: usize = 32;
-/// The replicated layout's mark: not a counter, so each build refuses the
-/// other's store.
-const REPLICATED_MARK: &[u8] = b"petstore-replicated 1";
+/// This build's layouts: the edge build imports no atomics.
+#[cfg(not(feature = "edge"))]
+pub const BUILT: &[LayoutName] = &[LayoutName::Counters, LayoutName::Lanes];
+#[cfg(feature = "edge")]
+pub const BUILT: &[LayoutName] = &[LayoutName::Replicated];
+const EDGE: bool = cfg!(feature = "edge");
+
+impl From<Refusal> for ApiError {
+    fn from(refusal: Refusal) -> ApiError {
+        let (variable, why) = (CATALOGUE_LAYOUT, refusal.to_string());
+        ApiError::Unserviceable(Misconfiguration { variable, why })
+    }
+}
 
 /// What `ctr:id` holds, read strictly: a format refused is never misread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,269 +39,311 @@ pub enum Held {
     Nothing,
     Counter(i64),
     Lanes(Geometry),
+    Replicated,
 }
 
 impl Held {
-    /// A counter, or `petstore-lanes <format> <base> <last> <moved ms>`:
-    /// format 1 of 16 lanes (1.3.0's), 2 of 32, or of `lanes=<n>` (2.0.0).
-    pub fn read(word: Option<&[u8]>) -> Result<Held> {
-        word.map_or(Ok(Held::Nothing), |bytes| {
-            Held::parse(bytes).ok_or_else(|| refusal(bytes))
-        })
-    }
-
-    fn parse(bytes: &[u8]) -> Option<Held> {
-        let lanes = || {
-            let text = std::str::from_utf8(bytes).ok()?;
-            let mut words = text.strip_prefix("petstore-lanes ")?.split(' ');
-            let format = words.next().filter(|f| ["1", "2"].contains(f))?;
-            let mut next = || words.next().and_then(number);
-            let (base, last, moved) = (next()?, next()?, next()? as u64);
-            let mut width = if format == "1" { 16 } else { WIDTH };
-            // Words `<name>=<value>` a later 2.x release may add, each once;
-            // `lanes=` (format 2) since 2.0.0.
-            let lower = |t: &str, digits| {
-                let ok = |b: u8| b.is_ascii_lowercase() || (digits && b.is_ascii_digit());
-                !t.is_empty() && t.bytes().all(ok)
-            };
-            let mut named = Vec::new();
-            for word in words {
-                let (name, value) = word.split_once('=')?;
-                (lower(name, false) && lower(value, true) && !named.contains(&name))
-                    .then_some(())?;
-                if name == "lanes" {
-                    width = usize::try_from(number(value).filter(|_| format == "2")?).ok()?;
-                }
-                named.push(name);
-            }
-            Geometry::new(width, base, last, moved)
+    /// Each layout's module reads its own mark; a counter is 8 bytes on
+    /// SQLite, decimal elsewhere. What this build does not serve is refused.
+    fn read(word: Option<&[u8]>, backend: KvBackend) -> Result<Held, Refusal> {
+        let Some(w) = word.map(<[u8]>::to_vec) else {
+            return Ok(Held::Nothing);
         };
-        let counter = decode_counter(bytes).filter(|n| *n >= 0).map(Held::Counter);
-        counter.or_else(|| lanes().map(Held::Lanes))
+        if EDGE {
+            let theirs = decode_counter(&w).is_some() || w.starts_with(Geometry::MARK.as_bytes());
+            return match (w == replicated::MARK, theirs) {
+                (true, _) => Ok(Held::Replicated),
+                (_, true) => Err(Refusal::OtherBuild(w, EDGE)),
+                _ => Err(Refusal::Unknown(w, EDGE)),
+            };
+        }
+        match (decode_counter(&w), Geometry::from_mark(&w)) {
+            (Some(n), _) => Ok(Held::Counter(n)),
+            (_, Some(g)) if backend.put_if_absent() => Ok(Held::Lanes(g)),
+            (_, Some(_)) => Err(Refusal::LanesOn(w, backend)),
+            _ if w == replicated::MARK => Err(Refusal::OtherBuild(w, EDGE)),
+            _ => Err(Refusal::Unknown(w, EDGE)),
+        }
     }
 }
 
-/// A lanes store's mark: of 16 and 32 lanes, those every release since
-/// 1.3.0 and 1.4.0 reads.
-fn mark(g: &Geometry) -> Vec<u8> {
-    let (format, more) = match g.width() {
-        16 => (1, String::new()),
-        WIDTH => (2, String::new()),
-        width => (2, format!(" lanes={width}")),
-    };
-    let (base, last, moved) = (g.base(), g.legacy_last(), g.moved_ms());
-    format!("petstore-lanes {format} {base} {last} {moved}{more}").into_bytes()
-}
-
-/// `ctr:id` of a replicated store checked (absent, or its mark); the mark.
-pub fn replicated_mark(word: Option<&[u8]>) -> Result<&'static [u8]> {
-    match word {
-        Some(word) if word != REPLICATED_MARK => Err(refusal(word)),
-        _ => Ok(REPLICATED_MARK),
-    }
-}
-
-/// `ctr:id` holds the other build's store, or a later release's format.
-fn refusal(word: &[u8]) -> ApiError {
-    let shown: String = word
-        .iter()
-        .take(40)
-        .map(|b| *b as char)
-        .filter(|c| c.is_ascii_graphic() || *c == ' ')
-        .collect();
-    // The edge build does not parse the default build's marks.
-    let theirs = match cfg!(feature = "edge") {
-        true => decode_counter(word).is_some() || word.starts_with(b"petstore-lanes "),
-        false => false,
-    };
-    let why = match (theirs, word == REPLICATED_MARK) {
-        (true, _) => "a store of the default build (spin.toml): serve it with that build",
-        (_, true) => "a store of the edge build (spin-edge.toml): serve it with that build",
-        _ => "a format no release up to 2.0.0 writes: serve it with the release that wrote it",
-    };
-    misconfigured(format!("the store's 'ctr:id' holds '{shown}', {why}"))
-}
-
-fn misconfigured(why: String) -> ApiError {
-    let variable = CATALOGUE_LAYOUT;
-    ApiError::Unserviceable(Misconfiguration { variable, why })
-}
-
-const NOT_LANES: &str = "'counters', but the store holds the lanes layout, which this \
-    instance does not write: set it to 'lanes' (docs/operations.md, \"Moving a store to lanes\")";
-
-/// What a counters create or page does when `ctr:id` is not a counter.
-fn refuse(word: &[u8]) -> ApiError {
-    match Held::read(Some(word)) {
-        Ok(Held::Lanes(_)) => misconfigured(NOT_LANES.into()),
-        _ => refusal(word),
-    }
-}
-
-/// The default build's layouts.
+/// A request's layout: the store's, or where it holds nothing yet, the
+/// operator's (a create's first write makes it so).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Layout {
-    /// No create ran yet.
     Empty,
     Counters,
     Lanes(Geometry),
     /// Moved from counters to lanes (or read with a counters cursor).
     Moved(Geometry),
+    Replicated,
 }
 
-/// A page planned once: the keys its first `get-many` reads, with `ctr:id`.
+/// A page planned once (and the keys its first `get-many` reads).
+#[cfg(not(feature = "edge"))]
 pub enum Plan {
     Nothing,
-    Counters(Counted, Vec<String>),
+    Counters(Counted),
     Lanes(lanes::Plan),
-    Moved(Vec<String>),
-}
-
-impl Plan {
-    pub fn keys(&self) -> &[String] {
-        match self {
-            Plan::Nothing => &[],
-            Plan::Counters(_, keys) | Plan::Moved(keys) => keys,
-            Plan::Lanes(plan) => &plan.keys,
-        }
-    }
+    Moved,
 }
 
 impl Layout {
-    pub fn resolve(held: Held, parts: &Parts) -> Layout {
+    /// A lanes store is moved once moved, or to a cursor's counters part.
+    pub fn of(held: Held, parts: &Parts) -> Layout {
         match held {
             Held::Nothing => Layout::Empty,
             Held::Counter(_) => Layout::Counters,
             Held::Lanes(g) if g.moved() || parts.counted.is_some() => Layout::Moved(g),
             Held::Lanes(g) => Layout::Lanes(g),
+            Held::Replicated => Layout::Replicated,
         }
     }
 
-    /// What a request expects before `ctr:id` is read: its cursor's layout
-    /// (as many lanes as it names), else the operator's.
-    pub fn expect(parts: &Parts, wanted: LayoutName) -> Layout {
+    /// The edge build's mark, written with a new store's first pet.
+    #[cfg(feature = "edge")]
+    pub fn mark(&self) -> Option<(String, Vec<u8>)> {
+        (*self == Layout::Empty).then(|| (ID_COUNTER.to_string(), replicated::MARK.to_vec()))
+    }
+}
+
+#[cfg(not(feature = "edge"))]
+impl Layout {
+    /// Before `ctr:id` is read: counters where reads are not batched; else
+    /// the cursor's (as many lanes as it names), else the operator's.
+    pub fn expect(parts: &Parts, wanted: LayoutName, batched: bool) -> Layout {
         let width = parts.laned.as_ref().map_or(WIDTH, |l| l.lanes.len());
         let assumed = Geometry::after(width, 0, 0);
         match (&parts.counted, &parts.laned, wanted) {
+            _ if !batched => Layout::Counters,
             (Some(_), Some(_), _) | (Some(_), None, LayoutName::Lanes) => Layout::Moved(assumed),
             (_, Some(_), _) | (None, None, LayoutName::Lanes) => Layout::Lanes(assumed),
             _ => Layout::Counters,
         }
     }
 
-    pub fn plan(&self, list: ListName, parts: &Parts, limit: usize) -> Plan {
-        match (self, &parts.counted, &parts.laned) {
-            (Layout::Lanes(g), _, laned) => {
-                Plan::Lanes(lanes::Plan::new(g, list, laned.as_ref(), limit))
+    pub fn plan(&self, list: ListName, parts: &Parts, limit: usize) -> (Plan, Vec<String>) {
+        match (self, &parts.counted, &parts.laned, &parts.placed) {
+            (Layout::Lanes(g), _, laned, _) => {
+                let plan = lanes::Plan::new(g, list, laned.as_ref(), limit);
+                let keys = plan.keys().to_vec();
+                (Plan::Lanes(plan), keys)
             }
-            (Layout::Moved(g), _, _) => Plan::Moved(moved::first_keys(g, list, parts, limit)),
-            (Layout::Counters, counted, None) | (Layout::Counters, counted @ Some(_), _) => {
+            (Layout::Moved(g), ..) => (Plan::Moved, moved::first_keys(g, list, parts, limit)),
+            (Layout::Counters, counted, None, None) | (Layout::Counters, counted @ Some(_), ..) => {
                 let from = counted.clone().unwrap_or(Counted::at(1));
                 let keys = counters::first_keys(list, &from, limit);
-                Plan::Counters(from, keys)
+                (Plan::Counters(from), keys)
             }
-            // A lanes part alone on a counters store: its walk has ended.
-            _ => Plan::Nothing,
+            // A lanes part alone on a counters store, or the edge build's
+            // cursor: its walk has ended.
+            _ => (Plan::Nothing, Vec::new()),
         }
     }
 
+    /// The page; `None` where a counters walk of the unfiltered list needs
+    /// its end, the counter in `ctr:id`, not read yet (`held`).
     pub fn page<S: KvStore>(
         &self,
         reader: &mut Reader<'_, S>,
-        (clock, plan): (&Clock, Plan),
-        (list, parts): (ListName, &Parts),
-        limit: usize,
-    ) -> Result<Page> {
-        match (self, plan) {
-            (Layout::Moved(g), _) => moved::page(reader, clock, (g, list), parts, limit, &refuse),
-            (Layout::Lanes(g), Plan::Lanes(plan)) => lanes::page(reader, g, plan),
-            (_, Plan::Counters(from, _)) => {
-                counters::page(reader, clock, list, &from, limit, &refuse)
+        (clock, plan, held): (&Clock, &Plan, Option<Held>),
+        (list, parts, limit): (ListName, &Parts, usize),
+    ) -> Result<Option<Page>> {
+        Ok(Some(match (self, plan) {
+            (Layout::Moved(g), _) => moved::page(reader, clock, (g, list), parts, limit)?,
+            (Layout::Lanes(g), Plan::Lanes(plan)) => lanes::page(reader, g, plan)?,
+            (_, Plan::Counters(from)) => {
+                let end = match (list, held) {
+                    (ListName::Status(_), _) => End::Counter,
+                    (_, Some(Held::Counter(last))) => End::Fixed(last),
+                    (_, held) => held.map_or(End::Unread, |_| End::Fixed(0)),
+                };
+                return counters::page(reader, clock, (list, end), from, limit);
             }
-            _ => Ok(Page::default()),
+            _ => Page::default(),
+        }))
+    }
+
+    /// A lanes store's geometry: its heads may hold pets not stored yet.
+    pub fn lanes(&self) -> Option<Geometry> {
+        match self {
+            Layout::Lanes(g) | Layout::Moved(g) => Some(*g),
+            _ => None,
+        }
+    }
+}
+
+/// `ctr:id`, as this build reads and writes it on this backend.
+pub struct Word<'a, S: KvStore> {
+    store: &'a S,
+    backend: KvBackend,
+}
+
+impl<'a, S: KvStore> Word<'a, S> {
+    pub fn new(store: &'a S, deployment: &dyn Deployment) -> Result<Word<'a, S>> {
+        // The edge build's one layout is read alike on every backend.
+        let backend = (!EDGE).then(|| deployment.backend()).transpose()?;
+        Ok(Word {
+            store,
+            backend: backend.unwrap_or(KvBackend::Spin),
+        })
+    }
+
+    /// Whether reads are batched (DynamoDB), and the layout they expect
+    /// before `ctr:id` is read: then the operator's; else counters.
+    #[cfg(not(feature = "edge"))]
+    pub fn expected(&self, deployment: &dyn Deployment) -> (bool, LayoutName) {
+        let batched = self.backend.batched_reads();
+        let wanted = batched.then(|| deployment.wanted().ok()).flatten();
+        (batched, wanted.unwrap_or(LayoutName::Counters))
+    }
+
+    /// What `word` says, or why this build refuses it.
+    pub fn held(&self, word: Option<&[u8]>) -> Result<Held> {
+        Ok(Held::read(word, self.backend)?)
+    }
+
+    /// `ctr:id` read alone.
+    pub fn read(&self) -> Result<Held> {
+        self.held(self.store.get(ID_COUNTER)?.as_deref())
+    }
+
+    /// The layout `ctr:id` says, read with `keys` in one `get-many`.
+    #[cfg(feature = "edge")]
+    pub fn with(&self, keys: &[String]) -> Result<(Layout, super::reader::Found)> {
+        let found = self
+            .store
+            .get_many(&[&[ID_COUNTER.to_string()], keys].concat())?;
+        let held = self.held(found_in(&found, ID_COUNTER))?;
+        Ok((Layout::of(held, &Parts::default()), found))
+    }
+
+    /// A record no layout of this build writes (500): `ctr:id` may say why.
+    pub fn checked<T>(&self, result: Result<T>, writes: Option<LayoutName>) -> Result<T> {
+        let Err(ApiError::Internal(why)) = result else {
+            return result;
+        };
+        Err(match (self.read(), writes) {
+            (Err(refusal @ ApiError::Unserviceable(_)), _) => refusal,
+            (Ok(Held::Lanes(_)), Some(wanted)) if wanted != LayoutName::Lanes => {
+                Refusal::NotLanes.into()
+            }
+            _ => ApiError::Internal(why),
+        })
+    }
+}
+
+#[cfg(not(feature = "edge"))]
+impl<'a, S: KvStore> Word<'a, S> {
+    /// Read with `keys`: one `get-many` batched, else one `get` (kept).
+    pub fn in_reader(&self, reader: &mut Reader<'a, S>, keys: Vec<String>) -> Result<Held> {
+        reader.fetch([vec![ID_COUNTER.to_string()], keys].concat())?;
+        self.held(reader.get(ID_COUNTER)?.as_deref())
+    }
+
+    /// A create on the operator's layout, the store's or nothing yet. On
+    /// SQLite, `ctr:id` is read before its `increment`, which panics Spin's
+    /// host (wedging the store) on a value not 8 bytes.
+    pub fn create(
+        &self,
+        store: &Retrying<'_, S>,
+        wanted: LayoutName,
+        (new, keyed): (NewPet, Option<&Keyed>),
+    ) -> Result<Created> {
+        if wanted == LayoutName::Lanes {
+            return match keyed {
+                None => lanes::create(store, self.heads(store)?, new).map(Created::Pet),
+                Some(keyed) => lanes::keyed(store, keyed, &|| self.heads(store)),
+            };
+        }
+        if self.backend == KvBackend::Spin {
+            let word = store.get(ID_COUNTER)?;
+            if let (Held::Counter(_), Some(w)) = (self.held(word.as_deref())?, word) {
+                // An undeclared DynamoDB refuses the empty key: it goes on.
+                if w.len() != 8 && store.inner().get("").is_ok() {
+                    return Err(Refusal::NotSqlite(w).into());
+                }
+            }
+        }
+        let Some(keyed) = keyed else {
+            let taken = self.take_id(store)?;
+            return counters::create(store, taken, new, self.backend.atomic_batches())
+                .map(Created::Pet);
+        };
+        let mut step = counters::begin(store, keyed, self.backend.word_read())?;
+        loop {
+            step = match step {
+                Step::Done(created) => return Ok(created),
+                Step::Free(free) => counters::lead(store, keyed, free, self.take_id(store)?)?,
+            };
         }
     }
 
-    /// Where a pet not in `pet:{id}` yet may be: a lanes store's head.
-    pub fn unstored_keys(&self, id: i64) -> Vec<String> {
-        match self {
-            Layout::Lanes(g) | Layout::Moved(g) => lanes::unstored_keys(g, id),
-            _ => Vec::new(),
+    /// An id from `ctr:id`'s counter; a failure no race read what it holds.
+    fn take_id(&self, store: &Retrying<'_, S>) -> Result<Taken> {
+        let (mut backoff, mut looked, started_ms) = (store.backoff(), false, store.now_ms());
+        loop {
+            let e = match store.inner().increment(ID_COUNTER, 1) {
+                Ok(id) => return Ok(Taken::new(id, started_ms)),
+                Err(e) => e,
+            };
+            if !looked && !shows_dynamodb(&e) && !shows_sqlite_locked(&e) {
+                if let Ok(word) = store.inner().get(ID_COUNTER) {
+                    looked = true;
+                    if let Held::Lanes(_) = self.held(word.as_deref())? {
+                        return Err(Refusal::NotLanes.into());
+                    }
+                }
+            }
+            store.learn(&e, &mut backoff);
+            if !backoff.wait() {
+                return Err(ApiError::StoreUnavailable(e));
+            }
         }
     }
 
-    pub fn unstored(&self, reader: &mut Reader<impl KvStore>, id: i64) -> Result<Option<Listed>> {
-        match self {
-            Layout::Lanes(g) | Layout::Moved(g) => lanes::unstored(reader, g, id),
-            _ => Ok(None),
+    /// The mark and the heads, a lanes create's first read (one `get-many`;
+    /// two on a wider store). A store not of lanes yet is claimed or moved
+    /// first by compare-and-swap of `ctr:id`, its lanes past its counter.
+    fn heads(&self, store: &Retrying<'_, S>) -> Result<Heads> {
+        let keys = [vec![ID_COUNTER.into()], Heads::keys(WIDTH).collect()].concat();
+        let found = store.get_many(&keys)?;
+        let (mut held, mut backoff) = (self.held(found_in(&found, ID_COUNTER))?, store.backoff());
+        let g = loop {
+            let (cas, word) = match held {
+                Held::Lanes(g) => break g,
+                _ => store.cas_begin(ID_COUNTER)?,
+            };
+            let g = match self.held(word.as_deref())? {
+                Held::Lanes(g) => break g,
+                Held::Counter(last) => Geometry::after(WIDTH, last, store.now_ms()),
+                _ => Geometry::after(WIDTH, 0, 0),
+            };
+            if let Ok(SwapReport::Swapped) = store.cas_swap(cas, &g.mark()) {
+                break g;
+            }
+            // Lost, or not known: the key decides (another's move is ours).
+            held = self.held(store.get(ID_COUNTER)?.as_deref())?;
+            if !matches!(held, Held::Lanes(_)) && !backoff.wait() {
+                return Err(failed("the move to lanes did not land"));
+            }
+        };
+        let heads = Heads::read(g, |key| found_in(&found, key))?;
+        match g.width() > WIDTH {
+            true => lanes::heads(store, &heads),
+            false => Ok(heads),
         }
     }
 
     /// What `/v1/health` says after `"status":"ok",`, or why not.
     pub fn health(&self, wanted: LayoutName, now_ms: u64) -> Result<String> {
         let lanes = wanted == LayoutName::Lanes;
-        Ok(match self {
-            Layout::Empty => r#""layout":"none""#.into(),
-            Layout::Counters if lanes => r#""layout":"counters","move":{"from":"counters","to":"lanes","state":"waiting for the next create"}"#.into(),
-            Layout::Counters => r#""layout":"counters""#.into(),
-            Layout::Lanes(_) | Layout::Moved(_) if !lanes => return Err(misconfigured(NOT_LANES.into())),
-            Layout::Lanes(g) | Layout::Moved(g) if !g.moved() => format!(r#""layout":"lanes","lanes":{}"#, g.width()),
-            Layout::Lanes(g) | Layout::Moved(g) => format!(
-                r#""layout":"lanes","lanes":{},"move":{{"from":"counters","to":"lanes","state":"{}","ids_before":{},"at_ms":{}}}"#,
-                g.width(),
-                if now_ms >= g.moved_ms() + SEAL_AFTER_MS { "done" } else { "settling" },
-                g.legacy_last(),
-                g.moved_ms()
-            ),
+        Ok(match self.read()? {
+            Held::Nothing => r#""layout":"none""#.into(),
+            Held::Counter(_) if lanes => r#""layout":"counters","move":{"from":"counters","to":"lanes","state":"waiting for the next create"}"#.into(),
+            Held::Lanes(_) if !lanes => return Err(Refusal::NotLanes.into()),
+            Held::Lanes(g) => format!(r#""layout":"lanes",{}"#, g.health(now_ms)),
+            _ => r#""layout":"counters""#.into(),
         })
-    }
-}
-
-/// A create on the layout the operator wants; a lanes key bound before a
-/// move is followed the counters way.
-pub fn create<S: KvStore>(
-    store: &Retrying<'_, S>,
-    (wanted, backend): (LayoutName, KvBackend),
-    new: NewPet,
-    keyed: Option<&Keyed>,
-) -> Result<Created> {
-    match (wanted, keyed) {
-        (LayoutName::Lanes, None) => lanes::create(store, heads(store)?, new).map(Created::Pet),
-        (LayoutName::Lanes, Some(keyed)) => {
-            let older = |bytes: &[u8]| match counters::word(bytes)? {
-                0 => Some(Ok(Followed::Abandoned(0))),
-                id => Some(counters::follow(store, keyed, id)),
-            };
-            lanes::keyed(store, keyed, &|| heads(store), &older)
-        }
-        (_, None) => {
-            counters::create(store, new, backend.atomic_batches(), &refuse).map(Created::Pet)
-        }
-        (_, Some(keyed)) => counters::keyed(store, keyed, backend.put_if_absent(), &refuse),
-    }
-}
-
-/// The mark and the heads, a lanes create's first read: one `get-many`
-/// (one more on a wider store). A store not of lanes yet is claimed new or
-/// moved first: its lanes begin past the ids its counter handed out.
-fn heads<S: KvStore>(store: &Retrying<'_, S>) -> Result<Heads> {
-    let keys = [vec![ID_COUNTER.into()], Heads::keys(WIDTH).collect()].concat();
-    let found = store.get_many(&keys)?;
-    let value = |key: &str| found_in(&found, key);
-    let g = match Held::read(value(ID_COUNTER))? {
-        Held::Lanes(g) => g,
-        _ => lanes::claim_mark(store, &|word, now_ms| {
-            let (g, new) = match Held::read(word)? {
-                Held::Lanes(held) => (held, false),
-                Held::Counter(last) => (Geometry::after(WIDTH, last, now_ms), true),
-                Held::Nothing => (Geometry::after(WIDTH, 0, 0), true),
-            };
-            Ok((g, new.then(|| mark(&g))))
-        })?,
-    };
-    let heads = Heads::read(g, value)?;
-    match g.width() > WIDTH {
-        true => lanes::heads(store, &heads),
-        false => Ok(heads),
     }
 }

@@ -1,31 +1,45 @@
-//! The catalogue in the key-value store: the default build's layouts,
-//! chosen per request in `layout.rs`, or the edge build's `replicated`.
+//! The catalogue in the key-value store: each request's layout decided in
+//! `layout.rs`, from what the store holds, and served by its module: the
+//! default build's counters and lanes, the edge build's replicated.
 //! docs/key-value-layout.md.
 
-pub mod atomic;
+#[cfg(not(feature = "edge"))]
+mod atomic;
 pub mod backend;
+#[cfg_attr(feature = "edge", allow(dead_code, unused_imports))]
 mod counters;
 mod created;
 mod cursor;
+#[cfg(feature = "edge")]
+mod edge;
 pub mod formats;
 pub mod keys;
+// Each build reads the other's mark, and serves none of its pages.
+#[cfg_attr(feature = "edge", allow(dead_code, unused_imports))]
 mod lanes;
 mod layout;
 mod listed;
+#[cfg_attr(feature = "edge", allow(dead_code, unused_imports))]
 mod moved;
+#[cfg_attr(feature = "edge", allow(dead_code, unused_imports))]
 mod piece;
+#[cfg_attr(feature = "edge", allow(dead_code, unused_imports))]
 mod reader;
 mod record;
-pub mod replicated;
+mod refusal;
+#[cfg_attr(not(feature = "edge"), allow(dead_code))]
+mod replicated;
 
 pub use backend::KvBackend;
 pub use created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page, CATALOGUE_LAYOUT};
-pub use keys::{decode_counter, ID_COUNTER, PIECE_LEN};
+pub use keys::{decode_counter, PIECE_LEN};
+pub use layout::BUILT;
+
+/// This build's catalogue: the edge build imports no atomics.
+#[cfg(not(feature = "edge"))]
+pub use atomic::Catalogue;
+#[cfg(feature = "edge")]
+pub use edge::Catalogue;
 pub use listed::{pets_body, Listed};
 pub use record::{encode_pet, PetRecord, COMMIT_WITHIN_MS, SEAL_AFTER_MS};
-
-/// This build's catalogue and layouts: the edge build imports no atomics.
-#[cfg(not(feature = "edge"))]
-pub use atomic::{Catalogue, BUILT};
-#[cfg(feature = "edge")]
-pub use replicated::{Catalogue, BUILT};
+pub use refusal::Refusal;

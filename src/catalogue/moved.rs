@@ -1,13 +1,14 @@
 //! A store moved from counters to lanes, one layout holding both parts: the
 //! ids up to the move read the counters way, then the lanes.
 
-use super::counters::{self, End, Refuse};
+use super::counters::{self, End};
 use super::created::Result;
 use super::created::{Clock, Page};
 use super::cursor::{Counted, Laned, Parts};
 use super::lanes::{self, Geometry};
 use super::reader::Reader;
 use super::record::SEAL_AFTER_MS;
+use crate::errors::ApiError;
 use crate::model::ListName;
 use crate::store::KvStore;
 
@@ -41,7 +42,6 @@ pub fn page<S: KvStore>(
     (g, list): (&Geometry, ListName),
     parts: &Parts,
     limit: usize,
-    refuse: Refuse,
 ) -> Result<Page> {
     let (counted, mut from) = start(g, parts);
     let settled = clock.now_ms >= g.moved_ms() + SEAL_AFTER_MS;
@@ -51,7 +51,9 @@ pub fn page<S: KvStore>(
             ListName::All => End::Fixed(g.legacy_last()),
             ListName::Status(_) => End::Counter,
         };
-        let part = counters::walk(reader, clock, (list, end), &at, limit, refuse)?;
+        // Both ends are known here: the walk never stops for one.
+        let walked = counters::walk(reader, clock, (list, end), &at, limit)?;
+        let part = walked.ok_or_else(|| ApiError::Internal("a moved store's end".into()))?;
         going_on = part.going_on(list == ListName::All || settled);
         (more, page.pets, page.notes) = part.into_pets();
     }

@@ -10,6 +10,9 @@ use crate::store::{KvStore, StoreError};
 pub const BATCH_KEYS: usize = 100;
 pub const BATCH_WRITES: usize = 25;
 
+/// What a `get-many` found: each key present, and its value.
+pub type Found = Vec<(String, Vec<u8>)>;
+
 /// The value of `key` among what a `get-many` found.
 pub fn found<'f>(found: &'f [(String, Vec<u8>)], key: &str) -> Option<&'f [u8]> {
     found.iter().find(|(k, _)| k == key).map(|(_, v)| &v[..])
@@ -54,12 +57,19 @@ impl<'s, S: KvStore> Reader<'s, S> {
     }
 
     /// `key`'s value: taken from what was fetched ahead, or one `get`.
+    /// Read one at a time, a value is kept: a walk that stopped to ask for
+    /// its list's end walks again without a call more.
     #[inline(never)]
     pub fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.fetched.get_mut(key).and_then(Option::take) {
-            Some(value) => Ok(value),
-            None => self.store.get(key),
+        if let Some(value) = self.fetched.get_mut(key).and_then(Option::take) {
+            return Ok(value);
         }
+        let value = self.store.get(key)?;
+        if !self.batched {
+            let kept = Some(value.clone());
+            self.fetched.insert(key.to_string(), kept);
+        }
+        Ok(value)
     }
 
     /// Fetches those of `keys` not fetched yet, in `get-many`s of

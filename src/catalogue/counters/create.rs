@@ -1,35 +1,58 @@
-//! A counters create: an id and a position (two `increment`s), then slot
-//! and pet, the slot never after the pet, settled by reading back.
+//! A counters create: the id `layout.rs` took and a position (two
+//! `increment`s), then slot and pet, the slot never after the pet, settled
+//! by reading back.
 
-use crate::catalogue::backend::{shows_dynamodb, shows_sqlite_locked, UNDECLARED_DYNAMODB};
+use crate::catalogue::backend::UNDECLARED_DYNAMODB;
 use crate::catalogue::created::{failed, Result};
-use crate::catalogue::keys::{counter_key, decode_counter, pet_key, slot_key, ID_COUNTER};
+use crate::catalogue::keys::{counter_key, pet_key, slot_key};
 use crate::catalogue::record::{encode_pet, Pending, COMMIT_WITHIN_MS};
 use crate::errors::ApiError;
-use crate::model::{ListName, NewPet, Pet, PetStatus};
+use crate::model::{NewPet, Pet, PetStatus};
 use crate::retry::Retrying;
 use crate::store::KvStore;
+
+/// An id `layout.rs` took from the id counter, and when its create began
+/// (before that `increment`: readers may meet the id from then on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Taken {
+    id: i64,
+    started_ms: u64,
+}
+
+impl Taken {
+    pub fn new(id: i64, started_ms: u64) -> Taken {
+        Taken { id, started_ms }
+    }
+}
 
 /// An id and a position taken for a pet of `status`, at `started_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reserved {
-    pub id: i64,
-    pub position: i64,
+    id: i64,
+    position: i64,
     status: PetStatus,
     started_ms: u64,
 }
 
-/// What a create answers when `ctr:id` is not a counter.
-pub type Refuse<'r> = &'r dyn Fn(&[u8]) -> ApiError;
+impl Reserved {
+    pub fn id(&self) -> i64 {
+        self.id
+    }
 
-/// A create, its commit one batch where batches are `atomic`.
+    pub fn position(&self) -> i64 {
+        self.position
+    }
+}
+
+/// A create with the id `taken`, its commit one batch where batches are
+/// `atomic`.
 pub fn create(
     store: &Retrying<impl KvStore>,
+    taken: Taken,
     new: NewPet,
     atomic: bool,
-    refuse: Refuse,
 ) -> Result<Pet> {
-    let reserved = reserve(store, new.status, refuse)?;
+    let reserved = reserve(store, taken, new.status)?;
     let pet = new.into_pet(reserved.id);
     // A store that showed it is DynamoDB commits as its batches allow.
     let atomic = atomic && !store.escalated_by(&UNDECLARED_DYNAMODB);
@@ -37,38 +60,18 @@ pub fn create(
     Ok(pet)
 }
 
-/// An id and a position. A failure of the first that is no lost race reads
-/// `ctr:id`: not a counter, the store holds another layout.
+/// The id `taken`, and a position in its status's list.
 pub fn reserve(
     store: &Retrying<impl KvStore>,
+    taken: Taken,
     status: PetStatus,
-    refuse: Refuse,
 ) -> Result<Reserved> {
-    let (mut backoff, mut looked, started_ms) = (store.backoff(), false, store.now_ms());
-    let id = loop {
-        let e = match store.inner().increment(ID_COUNTER, 1) {
-            Ok(id) => break id,
-            Err(e) => e,
-        };
-        if !looked && !shows_dynamodb(&e) && !shows_sqlite_locked(&e) {
-            if let Ok(word) = store.inner().get(ID_COUNTER) {
-                looked = true;
-                if let Some(word) = word.filter(|w| decode_counter(w).is_none()) {
-                    return Err(refuse(&word));
-                }
-            }
-        }
-        store.learn(&e, &mut backoff);
-        if !backoff.wait() {
-            return Err(ApiError::StoreUnavailable(e));
-        }
-    };
-    let position = store.increment(&counter_key(ListName::Status(status)), 1)?;
+    let position = store.increment(&counter_key(status), 1)?;
     Ok(Reserved {
-        id,
+        id: taken.id,
         position,
         status,
-        started_ms,
+        started_ms: taken.started_ms,
     })
 }
 

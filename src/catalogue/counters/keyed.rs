@@ -1,10 +1,12 @@
 //! A counters create under an `Idempotency-Key`: its word (0, or a pet's
 //! id), the slot and a pending record staged before the word is claimed,
-//! so that whoever finds the claim can finish it.
+//! so that whoever finds the claim can finish it. The id it stages is
+//! `layout.rs`'s to take: a create here stops where it needs one.
 
-use super::create::{commit, reserve, Refuse};
+use super::create::{commit, reserve, Taken};
+use crate::catalogue::backend::WordRead;
 use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
-use crate::catalogue::keys::{decode_counter, encode_counter_like, pet_key, ID_COUNTER};
+use crate::catalogue::keys::{decode_counter, encode_counter_like, pet_key};
 use crate::catalogue::record::{encode_pet, unreadable, Pending, PetRecord};
 use crate::errors::ApiError;
 use crate::retry::Retrying;
@@ -12,119 +14,124 @@ use crate::store::{KvStore, StoreError, SwapReport};
 
 /// The id a word binds its key to (0: free), if it is a word.
 pub fn word(bytes: &[u8]) -> Option<i64> {
-    decode_counter(bytes).filter(|id| *id >= 0)
+    decode_counter(bytes)
 }
 
-type Begun<C> = Option<(C, Option<Vec<u8>>)>;
+/// Where a keyed create stands: done, or its key free and an id wanted.
+pub enum Step<C> {
+    Done(Created),
+    Free(Free<C>),
+}
 
-/// The request's pet, once per key: the read of its word (`increment` by
-/// 0, or a compare-and-swap begun), reserve, stage, claim, commit; a
-/// replay: that read and one `get`.
-pub fn create<S: KvStore>(
+/// A free key: its word (0, or an abandoned create's id), and the
+/// compare-and-swap its first read began, if it did.
+pub struct Free<C> {
+    from: i64,
+    begun: Option<(C, Option<Vec<u8>>)>,
+}
+
+/// Reads the key's word (`read`, as the backend allows without writing
+/// where it can) and follows a pet it binds: a replay is that read and one
+/// `get`.
+pub fn begin<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
-    put_if_absent: bool,
-    refuse: Refuse,
-) -> Result<Created> {
-    let key = Key {
-        store,
-        keyed,
-        refuse,
-    };
-    let (word, mut begun) = match put_if_absent {
-        false => (store.increment(&keyed.record_key, 0)?, None),
-        true => {
-            let (cas, current) = store.cas_begin(&keyed.record_key)?;
-            (key.bound(current.as_deref())?, Some((cas, current)))
+    read: WordRead,
+) -> Result<Step<S::Cas>> {
+    let key = &keyed.record_key;
+    let (word, begun) = match read {
+        WordRead::Increment => (store.increment(key, 0)?, None),
+        WordRead::Get => (bound(keyed, store.get(key)?.as_deref())?, None),
+        WordRead::Cas => {
+            let (cas, current) = store.cas_begin(key)?;
+            (bound(keyed, current.as_deref())?, Some((cas, current)))
         }
     };
-    let mut from = (word == 0).then_some(0);
+    match word {
+        0 => Ok(Step::Free(Free { from: 0, begun })),
+        id => follow(store, keyed, id).map(step),
+    }
+}
+
+/// The key is free: with the id `taken`, reserve, stage, claim, commit;
+/// or follow the create that claimed it first.
+pub fn lead<S: KvStore>(
+    store: &Retrying<'_, S>,
+    keyed: &Keyed,
+    free: Free<S::Cas>,
+    taken: Taken,
+) -> Result<Step<S::Cas>> {
+    let reserved = reserve(store, taken, keyed.new.status)?;
+    let (id, pet) = (reserved.id(), keyed.pet(reserved.id()));
+    let pending = Pending::new(reserved.position(), keyed.lease.now_ms, encode_pet(&pet)?);
+    // Staged in one set-many everywhere: a pending record is no pet.
+    commit(store, reserved, &pending.encode(), true)?;
+    match claim(store, keyed, free, id)? {
+        owner if owner != id => follow(store, keyed, owner).map(step),
+        _ if !pending.finishable(store.now_ms(), keyed.lease.lease_ms) => {
+            Err(failed("the keyed create ran past its commit window"))
+        }
+        _ => {
+            commit_pet(store, id, &pending.record)?;
+            Ok(Step::Done(Created::Pet(pet)))
+        }
+    }
+}
+
+fn step<C>(followed: Followed) -> Step<C> {
+    match followed {
+        Followed::Done(created) => Step::Done(created),
+        Followed::Abandoned(from) => Step::Free(Free { from, begun: None }),
+    }
+}
+
+/// The word swapped from `free.from` to `ours`; the word after, read back
+/// unless the swap reported success (Redis reports a conflict after
+/// writing). A swap that did not land is tried again.
+fn claim<S: KvStore>(
+    store: &Retrying<'_, S>,
+    keyed: &Keyed,
+    mut free: Free<S::Cas>,
+    ours: i64,
+) -> Result<i64> {
+    let record = &keyed.record_key;
+    let mut failure = StoreError("the claim's swap did not land".into());
+    let mut backoff = store.backoff();
     loop {
-        let followed = match from {
-            Some(from) => key.lead(from, begun.take())?,
-            None => follow(store, keyed, word)?,
+        let (cas, current) = match free.begun.take() {
+            Some(begun) => begun,
+            None => store.cas_begin(record)?,
         };
-        match followed {
-            Followed::Done(created) => return Ok(created),
-            Followed::Abandoned(id) => from = Some(id),
+        let word = bound(keyed, current.as_deref())?;
+        if word != free.from {
+            return Ok(word);
+        }
+        // In the counters' encoding (8 bytes on SQLite); text if absent.
+        let bytes = current.map_or(ours.to_string().into_bytes(), |seen| {
+            encode_counter_like(&seen, ours)
+        });
+        match store.cas_swap(cas, &bytes) {
+            Ok(SwapReport::Swapped) => return Ok(ours),
+            Ok(SwapReport::Conflict) => {}
+            Err(e) => {
+                store.learn(&e, &mut backoff);
+                failure = e;
+            }
+        }
+        match bound(keyed, store.get(record)?.as_deref())? {
+            word if word == free.from && backoff.wait() => {}
+            word if word == free.from => return Err(ApiError::StoreUnavailable(failure)),
+            word => return Ok(word),
         }
     }
 }
 
-struct Key<'k, 's, S: KvStore> {
-    store: &'k Retrying<'s, S>,
-    keyed: &'k Keyed,
-    refuse: Refuse<'k>,
-}
-
-impl<S: KvStore> Key<'_, '_, S> {
-    /// The key is free (its word `from`: 0, or an abandoned create's id).
-    fn lead(&self, from: i64, begun: Begun<S::Cas>) -> Result<Followed> {
-        let (store, keyed) = (self.store, self.keyed);
-        let reserved = reserve(store, keyed.new.status, self.refuse)?;
-        let pet = keyed.pet(reserved.id);
-        let pending = Pending::new(reserved.position, keyed.lease.now_ms, encode_pet(&pet)?);
-        // Staged in one set-many everywhere: a pending record is no pet.
-        commit(store, reserved, &pending.encode(), true)?;
-        match self.claim(from, reserved.id, begun)? {
-            owner if owner != reserved.id => follow(store, keyed, owner),
-            _ if !pending.finishable(store.now_ms(), keyed.lease.lease_ms) => {
-                Err(failed("the keyed create ran past its commit window"))
-            }
-            _ => {
-                commit_pet(store, reserved.id, &pending.record)?;
-                Ok(Followed::Done(Created::Pet(pet)))
-            }
-        }
-    }
-
-    /// The word swapped from `from` to `ours`; the word after, read back
-    /// unless the swap reported success (Redis reports a conflict after
-    /// writing). A swap that did not land is tried again.
-    fn claim(&self, from: i64, ours: i64, mut begun: Begun<S::Cas>) -> Result<i64> {
-        let (store, record) = (self.store, &self.keyed.record_key);
-        let mut failure = StoreError("the claim's swap did not land".into());
-        let mut backoff = store.backoff();
-        loop {
-            let (cas, current) = match begun.take() {
-                Some(begun) => begun,
-                None => store.cas_begin(record)?,
-            };
-            let word = self.bound(current.as_deref())?;
-            if word != from {
-                return Ok(word);
-            }
-            // In the counters' encoding (8 bytes on SQLite); text if absent.
-            let bytes = current.map_or(ours.to_string().into_bytes(), |seen| {
-                encode_counter_like(&seen, ours)
-            });
-            match store.cas_swap(cas, &bytes) {
-                Ok(SwapReport::Swapped) => return Ok(ours),
-                Ok(SwapReport::Conflict) => {}
-                Err(e) => {
-                    store.learn(&e, &mut backoff);
-                    failure = e;
-                }
-            }
-            match self.bound(store.get(record)?.as_deref())? {
-                word if word == from && backoff.wait() => {}
-                word if word == from => return Err(ApiError::StoreUnavailable(failure)),
-                word => return Ok(word),
-            }
-        }
-    }
-
-    /// The id a word binds its key to (0: free); another layout's record,
-    /// refused as `ctr:id` says.
-    fn bound(&self, held: Option<&[u8]>) -> Result<i64> {
-        let Some(bytes) = held else {
-            return Ok(0);
-        };
-        word(bytes).ok_or_else(|| match self.store.get(ID_COUNTER) {
-            Ok(Some(mark)) if decode_counter(&mark).is_none() => (self.refuse)(&mark),
-            _ => unreadable(&self.keyed.record_key),
-        })
-    }
+/// The id a word binds its key to (0: free or absent); anything else no
+/// release wrote here (`layout.rs` asks the store's layout why).
+fn bound(keyed: &Keyed, held: Option<&[u8]>) -> Result<i64> {
+    held.map_or(Ok(0), |bytes| {
+        word(bytes).ok_or_else(|| unreadable(&keyed.record_key))
+    })
 }
 
 /// The key is bound to pet `id`: replay it, refuse another request, finish

@@ -6,8 +6,8 @@ mod create;
 mod keyed;
 mod walk;
 
-pub use create::{create, Refuse};
-pub use keyed::{create as keyed, follow, word};
+pub use create::{create, Taken};
+pub use keyed::{begin, follow, lead, word, Step};
 pub use walk::{first_keys, walk, End};
 
 use crate::catalogue::created::Result;
@@ -18,17 +18,19 @@ use super::created::{Clock, Page};
 use super::cursor::{Counted, Parts};
 use super::reader::Reader;
 
-/// A page of a counters store, and its cursor.
+/// A page of a counters store, and its cursor; `None` where the walk
+/// needed an end it was not given ([`End::Unread`]).
 pub fn page<S: KvStore>(
     reader: &mut Reader<'_, S>,
     clock: &Clock,
-    list: ListName,
+    (list, end): (ListName, End),
     from: &Counted,
     limit: usize,
-    refuse: Refuse,
-) -> Result<Page> {
-    let part = walk(reader, clock, (list, End::Counter), from, limit, refuse)?;
+) -> Result<Option<Page>> {
+    let Some(part) = walk(reader, clock, (list, end), from, limit)? else {
+        return Ok(None);
+    };
     let more = !part.ended || !part.pets.is_empty();
     let next = more.then(|| Parts::new(Some(part.at), None).cursor());
-    Ok(Page::new(part.pets, next, part.notes))
+    Ok(Some(Page::new(part.pets, next, part.notes)))
 }

@@ -2,7 +2,6 @@
 //! gap filled from the truth, the pieces it added to written back.
 
 use super::carry::{Part, Truth};
-use super::create::Refuse;
 use crate::catalogue::created::{Clock, Result};
 use crate::catalogue::cursor::{Counted, MAX_CARRIED};
 use crate::catalogue::keys::{
@@ -15,12 +14,14 @@ use crate::catalogue::record::unreadable;
 use crate::model::ListName;
 use crate::store::KvStore;
 
-/// Where a list ends: at its counter (read when needed), or at a position
-/// (a moved store's last id before the move).
+/// Where a list ends: at a status's counter (read when needed), at a
+/// position (the id counter as `layout.rs` read it; a moved store's last id
+/// before the move), or not known yet: the walk stops where it needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
     Counter,
     Fixed(i64),
+    Unread,
 }
 
 /// The keys a page reads first, batched: its pieces, the list's counter,
@@ -28,7 +29,7 @@ pub enum End {
 pub fn first_keys(list: ListName, from: &Counted, limit: usize) -> Vec<String> {
     let pieces = piece_of(from.position)..=piece_of(from.position + limit.max(1) as i64 - 1);
     let mut keys: Vec<String> = pieces.map(|k| piece_key(list, k)).collect();
-    keys.push(counter_key(list));
+    keys.extend(list.status().map(counter_key));
     keys.extend(from.carried.iter().map(|p| Truth::key(list, *p)));
     keys
 }
@@ -36,14 +37,15 @@ pub fn first_keys(list: ListName, from: &Counted, limit: usize) -> Vec<String> {
 /// Up to `limit` pets of `list` from `from`, sorted by id (past
 /// [`EMPTY_POSITIONS`] empty positions, the page stops); at the list's
 /// end or a full carry, the positions earlier pages carried looked at again.
+/// `None` where it needed an end not read ([`End::Unread`]): it wrote
+/// nothing, and walks again once told.
 pub fn walk<S: KvStore>(
     reader: &mut Reader<'_, S>,
     clock: &Clock,
     (list, end): (ListName, End),
     from: &Counted,
     limit: usize,
-    refuse: Refuse,
-) -> Result<Part> {
+) -> Result<Option<Part>> {
     let first = piece_of(from.position);
     let pieces = first..first + limit as i64 / PIECE_LEN + 2;
     // Batched reads: the pieces fetched ahead, decoded, each taken once.
@@ -54,7 +56,6 @@ pub fn walk<S: KvStore>(
         reader,
         clock,
         at,
-        refuse,
         limit,
         part: Part::at(from),
         empty_left: EMPTY_POSITIONS,
@@ -76,7 +77,9 @@ pub fn walk<S: KvStore>(
                 (Piece::default(), false)
             }
         };
-        let added = walk.take(piece, &held)?;
+        let Some(added) = walk.take(piece, &held)? else {
+            return Ok(None);
+        };
         if !added.is_empty() {
             if missing {
                 rebuilt.push(rebuilt_note(&key, added.len()));
@@ -99,7 +102,7 @@ pub fn walk<S: KvStore>(
         part.seal_old(walk.reader.store(), clock, list)?;
     }
     sort_by_key(&mut part.pets, |p| p.id);
-    Ok(part)
+    Ok(Some(part))
 }
 
 struct Walk<'w, 's, S: KvStore> {
@@ -107,7 +110,6 @@ struct Walk<'w, 's, S: KvStore> {
     clock: &'w Clock<'w>,
     /// The list, the page's first piece, where the list ends.
     at: (ListName, i64, End),
-    refuse: Refuse<'w>,
     limit: usize,
     part: Part,
     /// Positions without a pet the page may still pass (none: it ends).
@@ -122,8 +124,8 @@ impl<S: KvStore> Walk<'_, '_, S> {
     }
 
     /// The piece's positions from the walk's on: its pets, and for one it
-    /// lacks, the truth; what the truth added.
-    fn take(&mut self, piece: i64, held: &Piece) -> Result<Vec<(i64, Listed)>> {
+    /// lacks, the truth; what the truth added (`None`: the end is unread).
+    fn take(&mut self, piece: i64, held: &Piece) -> Result<Option<Vec<(i64, Listed)>>> {
         let (mut added, end) = (Vec::new(), (piece + 1) * PIECE_LEN);
         // The common case: the piece holds every position wanted of it.
         let wanted = self.limit.saturating_sub(self.part.pets.len()) as i64;
@@ -133,7 +135,7 @@ impl<S: KvStore> Walk<'_, '_, S> {
             let run = run.iter().map(|(_, pet)| pet.clone());
             self.part.pets.extend(run);
             self.part.at.position = last_wanted + 1;
-            return Ok(added);
+            return Ok(Some(added));
         }
         while self.part.at.position <= end {
             let position = self.part.at.position;
@@ -141,30 +143,43 @@ impl<S: KvStore> Walk<'_, '_, S> {
                 break;
             } else if let Some(pet) = held.get(position) {
                 self.part.pets.push(pet.clone());
-            } else if position > self.last()? {
-                self.part.ended = true;
-                break;
-            } else {
-                self.fetch_truth(position, held)?;
-                match Truth::at(self.reader, self.clock, self.at.0, position)? {
-                    Truth::Pet(pet) => {
-                        added.push((position, pet.clone()));
-                        self.part.pets.push(pet);
-                    }
-                    Truth::Dead => self.empty_left -= 1,
-                    Truth::Unresolved(sealable) if self.part.at.carried.len() < MAX_CARRIED => {
-                        self.empty_left -= 1;
-                        self.part.carry(position, sealable, self.clock);
-                    }
-                    Truth::Unresolved(_) => {
-                        self.empty_left = 0;
-                        break;
-                    }
+            } else if let Some(last) = self.last()? {
+                if position > last {
+                    self.part.ended = true;
+                    break;
                 }
+                self.fetch_truth(position, held)?;
+                if !self.truth(position, &mut added)? {
+                    break;
+                }
+            } else {
+                return Ok(None);
             }
             self.part.at.position += 1;
         }
-        Ok(added)
+        Ok(Some(added))
+    }
+
+    /// What the truth holds at `position`: a pet (added), nothing ever, or
+    /// a create not finished, carried; `false`: no room to carry it, the
+    /// page ends before it.
+    fn truth(&mut self, position: i64, added: &mut Vec<(i64, Listed)>) -> Result<bool> {
+        match Truth::at(self.reader, self.clock, self.at.0, position)? {
+            Truth::Pet(pet) => {
+                added.push((position, pet.clone()));
+                self.part.pets.push(pet);
+            }
+            Truth::Dead => self.empty_left -= 1,
+            Truth::Unresolved(sealable) if self.part.at.carried.len() < MAX_CARRIED => {
+                self.empty_left -= 1;
+                self.part.carry(position, sealable, self.clock);
+            }
+            Truth::Unresolved(_) => {
+                self.empty_left = 0;
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Batched, at a gap: the truth of the positions on that their pieces
@@ -173,7 +188,9 @@ impl<S: KvStore> Walk<'_, '_, S> {
         if !self.reader.batched() || self.reader.holds(&Truth::key(self.at.0, position)) {
             return Ok(());
         }
-        let end = self.last()?;
+        let Some(end) = self.last()? else {
+            return Ok(());
+        };
         let need = self.limit.saturating_sub(self.part.pets.len()).max(1);
         let (mut held, mut keys) = (0, Vec::new());
         for p in position..=end {
@@ -193,19 +210,19 @@ impl<S: KvStore> Walk<'_, '_, S> {
         Truth::fetch(self.reader, self.at.0, keys)
     }
 
-    fn last(&mut self) -> Result<i64> {
-        if let End::Fixed(last) = self.at.2 {
-            return Ok(last);
-        }
-        let key = counter_key(self.at.0);
+    /// Where the list ends, once read (`None`: not read here).
+    fn last(&mut self) -> Result<Option<i64>> {
+        let status = match (self.at.2, self.at.0) {
+            (End::Fixed(last), _) => return Ok(Some(last)),
+            (End::Counter, ListName::Status(status)) => status,
+            _ => return Ok(None),
+        };
+        let key = counter_key(status);
         let last = match self.reader.get(&key)? {
             None => 0,
-            Some(bytes) => decode_counter(&bytes).ok_or_else(|| match self.at.0 {
-                ListName::All => (self.refuse)(&bytes),
-                ListName::Status(_) => unreadable(&key),
-            })?,
+            Some(bytes) => decode_counter(&bytes).ok_or_else(|| unreadable(&key))?,
         };
         self.at.2 = End::Fixed(last);
-        Ok(last)
+        Ok(Some(last))
     }
 }

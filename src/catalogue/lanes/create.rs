@@ -1,10 +1,9 @@
 //! A lanes create: the lane it tries, the claim of its next round by
 //! compare-and-swap of the head after storing the pet the head held.
 
-use super::geometry::Geometry;
 use super::head::{Claimed, Head, Heads};
 use crate::catalogue::created::{failed, Result};
-use crate::catalogue::keys::{head_key, pet_key, ID_COUNTER};
+use crate::catalogue::keys::{head_key, pet_key};
 use crate::catalogue::reader::found as found_in;
 use crate::catalogue::record::PetRecord;
 use crate::errors::ApiError;
@@ -44,33 +43,6 @@ pub fn create<S: KvStore>(store: &Retrying<'_, S>, mut lanes: Heads, new: NewPet
         lane = draw(&lanes.rounds(), Some(lane), store.random());
     }
     Err(failed("each lane tried was taken by another create"))
-}
-
-/// What `ctr:id` means to a lanes create: its lanes, and the mark to swap
-/// in if it is not of lanes yet.
-pub type Claims<'c> = &'c dyn Fn(Option<&[u8]>, u64) -> Result<(Geometry, Option<Vec<u8>>)>;
-
-/// Makes the store one of lanes by one compare-and-swap of `ctr:id`,
-/// conditioned on what it held: only where a put-if-absent is atomic.
-pub fn claim_mark<S: KvStore>(store: &Retrying<'_, S>, claims: Claims) -> Result<Geometry> {
-    let mut backoff = store.backoff();
-    loop {
-        let (cas, word) = store.cas_begin(ID_COUNTER)?;
-        let (g, mark) = claims(word.as_deref(), store.now_ms())?;
-        let Some(mark) = mark else {
-            return Ok(g);
-        };
-        if let Ok(SwapReport::Swapped) = store.cas_swap(cas, &mark) {
-            return Ok(g);
-        }
-        // Lost, or not known: the key decides (another's move is ours).
-        if let (held, None) = claims(store.get(ID_COUNTER)?.as_deref(), 0)? {
-            return Ok(held);
-        }
-        if !backoff.wait() {
-            return Err(failed("the move to lanes did not land"));
-        }
-    }
 }
 
 pub fn nonce(random: [u8; 16]) -> u64 {

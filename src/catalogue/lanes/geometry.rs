@@ -3,7 +3,11 @@
 
 use crate::catalogue::cursor::MAX_LANES;
 use crate::catalogue::keys::{lane_piece_key, PIECE_LEN};
-use crate::model::ListName;
+use crate::catalogue::record::SEAL_AFTER_MS;
+use crate::model::{number, ListName};
+
+/// The lanes a store claimed or moved by this release gets.
+pub const WIDTH: usize = 32;
 
 /// Round `n` of lane `k` is id `base + width·(n − 1) + k`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,11 +20,70 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// A lanes store's mark (in `ctr:id`), `petstore-lanes <format> <base>
+    /// <last> <moved ms>`: format 1 of 16 lanes (1.3.0's), 2 of 32, or of
+    /// `lanes=<n>` (read since 2.0.0).
+    pub const MARK: &'static str = "petstore-lanes ";
+
     /// 1 to 64 lanes that begin on a block past the ids before them.
     pub fn new(width: usize, base: i64, legacy_last: i64, moved_ms: u64) -> Option<Geometry> {
         let sound = (1..=MAX_LANES).contains(&width) && base % PIECE_LEN == 1;
         let g = Geometry::after(width, legacy_last, moved_ms);
         (sound && (0..base).contains(&legacy_last)).then_some(Geometry { base, ..g })
+    }
+
+    /// The geometry a mark says, read word by word: three numbers, then
+    /// words `<name>=<value>` a later 2.x release may add, each once
+    /// (`lanes=`, on format 2). Anything else is no mark of lanes.
+    pub fn from_mark(bytes: &[u8]) -> Option<Geometry> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let mut words = text.strip_prefix(Geometry::MARK)?.split(' ');
+        let format = words.next().filter(|f| ["1", "2"].contains(f))?;
+        let mut next = || words.next().and_then(number);
+        let (base, last, moved) = (next()?, next()?, next()? as u64);
+        let mut width = if format == "1" { 16 } else { WIDTH };
+        let lower = |t: &str, digits| {
+            let ok = |b: u8| b.is_ascii_lowercase() || (digits && b.is_ascii_digit());
+            !t.is_empty() && t.bytes().all(ok)
+        };
+        let mut named = Vec::new();
+        for word in words {
+            let (name, value) = word.split_once('=')?;
+            (lower(name, false) && lower(value, true) && !named.contains(&name)).then_some(())?;
+            if name == "lanes" {
+                width = usize::try_from(number(value).filter(|_| format == "2")?).ok()?;
+            }
+            named.push(name);
+        }
+        Geometry::new(width, base, last, moved)
+    }
+
+    /// Its mark: of 16 and 32 lanes, those every release since 1.3.0 and
+    /// 1.4.0 reads.
+    pub fn mark(&self) -> Vec<u8> {
+        let (format, more) = match self.width {
+            16 => (1, String::new()),
+            WIDTH => (2, String::new()),
+            width => (2, format!(" lanes={width}")),
+        };
+        let (base, last, moved) = (self.base, self.legacy_last, self.moved_ms);
+        format!("{}{format} {base} {last} {moved}{more}", Geometry::MARK).into_bytes()
+    }
+
+    /// What `/v1/health` says of it: its width, and a move's state.
+    pub fn health(&self, now_ms: u64) -> String {
+        let lanes = format!(r#""lanes":{}"#, self.width);
+        if !self.moved() {
+            return lanes;
+        }
+        let state = match now_ms >= self.moved_ms + SEAL_AFTER_MS {
+            true => "done",
+            false => "settling",
+        };
+        let (before, at) = (self.legacy_last, self.moved_ms);
+        format!(
+            r#"{lanes},"move":{{"from":"counters","to":"lanes","state":"{state}","ids_before":{before},"at_ms":{at}}}"#
+        )
     }
 
     /// The lanes of a store whose counter stood at `last` (0: a new store).

@@ -4,6 +4,7 @@
 
 use super::create::{claim, draw, first_choice, nonce, owner_of, Claim, Want, QUICK_TRIES};
 use super::head::{Claimed, Heads};
+use crate::catalogue::counters;
 use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
 use crate::catalogue::record::{unreadable, words};
 use crate::errors::ApiError;
@@ -40,9 +41,6 @@ impl Intent {
     }
 }
 
-/// A record of another layout, a moved store's counters part follows.
-pub type Older<'o> = &'o dyn Fn(&[u8]) -> Option<Result<Followed>>;
-
 struct Key<'k, 's, S: KvStore> {
     store: &'k Retrying<'s, S>,
     keyed: &'k Keyed,
@@ -55,7 +53,6 @@ pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
     lanes: &dyn Fn() -> Result<Heads>,
-    older: Older,
 ) -> Result<Created> {
     let key = Key {
         store,
@@ -67,12 +64,16 @@ pub fn create<S: KvStore>(
         let (cas, current) = store.cas_begin(&keyed.record_key)?;
         match current.as_deref().map(|held| (key.decode(held), held)) {
             Some((Some(intent), _)) => return key.follow(intent?),
-            Some((None, held)) => {
-                match older(held).ok_or_else(|| unreadable(&keyed.record_key))?? {
+            // A key bound before a move: the moved store's counters part
+            // follows its word.
+            Some((None, held)) => match counters::word(held) {
+                Some(0) => {}
+                Some(id) => match counters::follow(store, keyed, id)? {
                     Followed::Done(created) => return Ok(created),
                     Followed::Abandoned(_) => {}
-                }
-            }
+                },
+                None => return Err(unreadable(&keyed.record_key)),
+            },
             None => {}
         }
         let read = lanes()?;

@@ -10,8 +10,8 @@ mod keyed;
 mod merge;
 mod pieces;
 
-pub use create::{claim_mark, create, heads};
-pub use geometry::Geometry;
+pub use create::{create, heads};
+pub use geometry::{Geometry, WIDTH};
 pub use head::Heads;
 pub use keyed::create as keyed;
 pub use merge::Part;
@@ -39,7 +39,7 @@ pub struct Plan {
     at: (Option<u64>, bool),
     /// The rounds every lane had stored, if the page lies in them.
     stored: Option<u64>,
-    pub keys: Vec<String>,
+    keys: Vec<String>,
 }
 
 impl Plan {
@@ -83,6 +83,10 @@ impl Plan {
             keys,
         }
     }
+
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
 }
 
 /// The heads' keys, and the pieces a page expects to need.
@@ -103,8 +107,8 @@ fn reach(list: ListName, from: &[u64], stored: u64, limit: usize) -> Option<u64>
 }
 
 /// The page `plan` planned, and what it learned written back.
-pub fn page<S: KvStore>(reader: &mut Reader<'_, S>, g: &Geometry, plan: Plan) -> Result<Page> {
-    let ((list, limit), from, (at, blocks)) = (plan.of, plan.from, plan.at);
+pub fn page<S: KvStore>(reader: &mut Reader<'_, S>, g: &Geometry, plan: &Plan) -> Result<Page> {
+    let ((list, limit), from, (at, blocks)) = (plan.of, plan.from.clone(), plan.at);
     let served = blocks
         .then(|| blocks::page(reader, g, list, from.clone(), limit))
         .flatten();

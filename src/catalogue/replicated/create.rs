@@ -4,9 +4,8 @@
 use super::entry::Entry;
 use crate::catalogue::created::{failed, Created, Keyed, Result};
 use crate::catalogue::cursor::Placed;
-use crate::catalogue::keys::{pet_key, ID_COUNTER};
-use crate::catalogue::layout::replicated_mark;
-use crate::catalogue::reader::found as found_in;
+use crate::catalogue::keys::pet_key;
+use crate::catalogue::reader::{found as found_in, Found};
 use crate::catalogue::record::{encode_pet, first_line, stamped, unreadable};
 use crate::errors::ApiError;
 use crate::model::NewPet;
@@ -23,23 +22,51 @@ pub const LANDS_WITHIN_MS: u64 = 1_000;
 /// A keyed create's record: `petstore-replicated-key 1 <id>\n<json>`.
 const RECORD: &str = "petstore-replicated-key 1 ";
 
-/// One `get-many` (the drawn id's `pet:`, `ctr:id`, the key's record), one
-/// `set-many` (pet, entry, record, mark); a record found answers its pet
-/// once a `get` finds it.
-pub fn create<S: KvStore>(
-    store: &Retrying<'_, S>,
-    new: NewPet,
-    keyed: Option<&Keyed>,
-) -> Result<Created> {
-    let t_ms = store.now_ms();
-    for _ in 0..DRAWS {
+/// The create's time (its place in the lists), an id drawn at random, and
+/// the keys its create reads first: the id's `pet:`, the key's record.
+pub struct Draw {
+    t_ms: u64,
+    id: i64,
+    keys: Vec<String>,
+}
+
+impl Draw {
+    pub fn new<S: KvStore>(store: &Retrying<'_, S>, keyed: Option<&Keyed>) -> Draw {
+        Draw::at(store.now_ms(), store, keyed)
+    }
+
+    fn at<S: KvStore>(t_ms: u64, store: &Retrying<'_, S>, keyed: Option<&Keyed>) -> Draw {
         let random = store.random();
         let id = (u64::from_le_bytes(random[..8].try_into().unwrap_or_default()) >> (64 - ID_BITS))
             .max(1) as i64;
-        let key = pet_key(id);
-        let mut keys = vec![key.clone(), ID_COUNTER.to_string()];
+        let mut keys = vec![pet_key(id)];
         keys.extend(keyed.map(|k| k.record_key.clone()));
-        let found = store.get_many(&keys)?;
+        Draw { t_ms, id, keys }
+    }
+
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+}
+
+/// From the first `get-many` (the drawn id's `pet:`, the key's record, with
+/// `ctr:id`), one `set-many` (pet, entry, record; the store's `mark` with
+/// its first pet); a record found answers its pet once a `get` finds it.
+/// An id taken is drawn again (one `get-many` more).
+pub fn create<S: KvStore>(
+    store: &Retrying<'_, S>,
+    (mut draw, mut found): (Draw, Found),
+    new: NewPet,
+    keyed: Option<&Keyed>,
+    mut mark: Option<(String, Vec<u8>)>,
+) -> Result<Created> {
+    let t_ms = draw.t_ms;
+    for tries in 1..=DRAWS {
+        if tries > 1 {
+            draw = Draw::at(t_ms, store, keyed);
+            found = store.get_many(draw.keys())?;
+        }
+        let (id, key) = (draw.id, pet_key(draw.id));
         let value = |k: &str| found_in(&found, k);
         if let Some((keyed, bytes)) = keyed.and_then(|k| Some((k, value(&k.record_key)?))) {
             let (id, body) = first_line(bytes.strip_prefix(RECORD.as_bytes()).unwrap_or_default())
@@ -55,8 +82,6 @@ pub fn create<S: KvStore>(
             }
             return Ok(Created::Replayed { id, body });
         }
-        let word = value(ID_COUNTER);
-        replicated_mark(word)?;
         if value(&key).is_some() {
             continue;
         }
@@ -74,9 +99,7 @@ pub fn create<S: KvStore>(
                 [format!("{RECORD}{id}\n").as_bytes(), &json].concat(),
             ));
         }
-        if word.is_none() {
-            writes.push((ID_COUNTER.to_string(), replicated_mark(None)?.to_vec()));
-        }
+        writes.extend(mark.take());
         store.set_many(&writes)?;
         let took_ms = store.now_ms().saturating_sub(t_ms);
         if took_ms > LANDS_WITHIN_MS {

@@ -7,85 +7,75 @@ mod entry;
 mod mend;
 mod pieces;
 
-use super::created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page};
+pub use create::Draw;
+
+use super::created::{Clock, Created, Keyed, Page};
 use super::cursor::{Parts, Placed};
-use super::keys::{pet_key, ID_COUNTER};
-use super::layout::replicated_mark;
-use super::listed::Listed;
-use super::reader::{found as found_in, BATCH_KEYS};
-use super::record::{listed, PetRecord};
+use super::reader::{found as found_in, Found, BATCH_KEYS};
+use super::record::listed;
 use crate::catalogue::created::Result;
-use crate::model::{Cursor, IdempotencyKey, ListQuery, NewPet};
-use crate::platform::Platform;
-use crate::retry::{Policy, Retrying};
+use crate::model::{ListName, ListQuery, NewPet};
+use crate::retry::Retrying;
 use crate::store::KvStore;
 use create::LANDS_WITHIN_MS;
 use entry::Entry;
 use pieces::{make, piece_key, Piece, PIECES_WRITTEN};
 
-pub const BUILT: &[LayoutName] = &[LayoutName::Replicated];
+/// The replicated layout's mark in `ctr:id`: not a counter, so each build
+/// refuses the other's store.
+pub const MARK: &[u8] = b"petstore-replicated 1";
 
-pub struct Catalogue<'a, S: KvStore> {
-    store: &'a S,
-    deployment: &'a dyn Deployment,
+/// The keys a page reads first, with `ctr:id`: the piece its cursor names
+/// and the next (a walk's first page: pieces 0 and 1); none for a cursor
+/// made by the other build, or one that names no piece (2.0.0's).
+pub fn first_keys(list: ListName, parts: &Parts) -> Vec<String> {
+    match start(parts) {
+        Some(Some(n)) => vec![piece_key(list, n), piece_key(list, n + 1)],
+        _ => Vec::new(),
+    }
 }
 
-impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
-    pub fn new(store: &'a S, deployment: &'a dyn Deployment) -> Self {
-        Catalogue { store, deployment }
+/// Where a page starts: `None` for the other build's cursor (its walk has
+/// ended here); else the piece hinted, if any.
+fn start(parts: &Parts) -> Option<Option<u64>> {
+    if parts.counted.is_some() || parts.laned.is_some() {
+        return None;
     }
+    Some(parts.placed.map_or(Some(0), |_| parts.piece))
+}
 
-    pub fn get_pet(&self, id: i64) -> Result<Option<Listed>> {
-        let key = pet_key(id);
-        PetRecord::of(&key, self.store.get(&key)?)?.listed(&key)
-    }
+/// A page of what has settled by `horizon` (`settle`: the delays of
+/// `Deployment::settle_ms`), from the first keys `found`.
+pub fn page<S: KvStore>(
+    store: &S,
+    found: &[(String, Vec<u8>)],
+    (clock, query, parts): (&Clock, &ListQuery, &Parts),
+    (settle_ms, interval): (u64, u64),
+) -> Result<Page> {
+    let Some(hint) = start(parts) else {
+        return Ok(Page::default());
+    };
+    let horizon = clock.now_ms.saturating_sub(LANDS_WITHIN_MS + settle_ms);
+    let walk = Walk {
+        store,
+        horizon,
+        query,
+    };
+    walk.pieces(found, hint, parts.placed, interval)
+}
 
-    /// A page of what has settled; the default build's cursors end a walk.
-    pub fn page(&self, clock: &Clock, query: &ListQuery) -> Result<Page> {
-        let parts = Parts::read(query.cursor.as_ref())?;
-        if parts.counted.is_some() || parts.laned.is_some() {
-            return Ok(Page::default());
-        }
-        let (settle_ms, interval) = self.deployment.settle_ms()?;
-        let horizon = clock.now_ms.saturating_sub(LANDS_WITHIN_MS + settle_ms);
-        // The piece a cursor's word names (`_p<n>`), where its place is.
-        let hint = query.cursor.as_ref().and_then(|c| {
-            let mut words = c.as_str().split('_').skip(1);
-            let word = words.find_map(|w| w.strip_prefix('p'))?;
-            Some(crate::model::number(word)? as u64)
-        });
-        let start = Walk {
-            store: self.store,
-            horizon,
-            query,
-        };
-        // A cursor without a piece (2.0.0's): its page is made from the entries.
-        let n = parts.placed.map_or(Some(0), |_| hint);
-        start.pieces(n, parts.placed, interval)
-    }
-
-    /// A create; keyed, once per key within a replica's reach. Retried
-    /// briefly: a failure is an outage or the quota, never a race.
-    pub fn create(
-        &self,
-        platform: &dyn Platform,
-        new: NewPet,
-        key: Option<(&IdempotencyKey, Lease)>,
-    ) -> Result<Created> {
-        self.deployment.wanted()?;
-        let store = Retrying::new(self.store, platform, Policy::BRIEF);
-        let Some((key, lease)) = key else {
-            return create::create(&store, new, None);
-        };
-        let keyed = Keyed::new(key, new.clone(), lease);
-        create::create(&store, new, Some(&keyed)).map_err(Keyed::unavailable)
-    }
-
-    pub fn health(&self, _now_ms: u64) -> Result<String> {
-        replicated_mark(self.store.get(ID_COUNTER)?.as_deref())?;
-        self.deployment.settle_ms()?;
-        Ok(r#"{"status":"ok","layout":"replicated"}"#.to_string())
-    }
+/// A create; keyed, once per key within a replica's reach, from the first
+/// `get-many` of [`Draw`] (with `ctr:id`); `mark`: the write that makes
+/// the store one of this layout, with its first pet. Retried briefly: a
+/// failure is an outage or the quota, never a race.
+pub fn create<S: KvStore>(
+    store: &Retrying<'_, S>,
+    (draw, found): (Draw, Found),
+    new: NewPet,
+    keyed: Option<&Keyed>,
+    mark: Option<(String, Vec<u8>)>,
+) -> Result<Created> {
+    create::create(store, (draw, found), new, keyed, mark)
 }
 
 /// A page's store, the time it lists up to, and what it was asked.
@@ -102,18 +92,20 @@ impl<S: KvStore> Walk<'_, S> {
     /// behind; mending halves first), or where the pieces do not follow on
     /// from `after` (or no piece is hinted): then the page is made from the
     /// list's entries, as 2.0.0's were.
-    fn pieces(&self, hint: Option<u64>, after: Option<Placed>, interval: u64) -> Result<Page> {
+    fn pieces(
+        &self,
+        found: &[(String, Vec<u8>)],
+        hint: Option<u64>,
+        after: Option<Placed>,
+        interval: u64,
+    ) -> Result<Page> {
         let (list, limit) = (self.query.list(), self.query.limit);
         let mut n = hint.unwrap_or_default();
-        let mut keys = vec![ID_COUNTER.to_string()];
-        keys.extend(
-            hint.into_iter()
-                .flat_map(|n| [piece_key(list, n), piece_key(list, n + 1)]),
-        );
-        let found = self.store.get_many(&keys)?;
-        replicated_mark(found_in(&found, ID_COUNTER))?;
-        let read = |k: &String| found_in(&found, k).and_then(|b| Piece::decode(list, b));
-        let mut pieces: Vec<Option<Piece>> = keys[1..].iter().map(read).collect();
+        let keys = hint.map_or(Vec::new(), |n| {
+            vec![piece_key(list, n), piece_key(list, n + 1)]
+        });
+        let read = |k: &String| found_in(found, k).and_then(|b| Piece::decode(list, b));
+        let mut pieces: Vec<Option<Piece>> = keys.iter().map(read).collect();
         let (mut shown, mut notes, mut made) = (Vec::new(), Vec::new(), false);
         let (mut at, mut i, mut last) = (after.unwrap_or_default(), 0, n);
         // Up to where every entry was shown or passed; where the chain's
@@ -188,10 +180,9 @@ impl<S: KvStore> Walk<'_, S> {
             }
         }
         // The list's end links on too; the empty page ends a walk.
-        let next = entries.last().map(|e| {
-            let placed = e.place.cursor();
-            Cursor::made(format!("{}_p{last}", placed.as_str()))
-        });
+        let next = entries
+            .last()
+            .map(|e| Parts::placed(e.place, last).cursor());
         Ok(Page::new(pets, next, notes))
     }
 }

@@ -163,12 +163,18 @@ impl Data {
                 .and_then(|t| t.parse().ok())
                 .ok_or_else(not_a_counter)?
         } else {
-            let bytes: [u8; 8] = item
-                .value
-                .as_slice()
-                .try_into()
-                .map_err(|_| not_a_counter())?;
-            i64::from_le_bytes(bytes)
+            let bytes: Result<[u8; 8], _> = item.value.as_slice().try_into();
+            // Spin's SQLite host: `expect("incorrect length")`, a panic that
+            // poisons the store's mutex, every later call of every request
+            // failing until the process restarts. No request may make it.
+            if bytes.is_err() && self.backend == Backend::Sqlite {
+                panic!(
+                    "Spin's SQLite host panics here, and wedges the store: `increment` of \
+                     '{key}', which holds {} bytes, not 8",
+                    item.value.len()
+                );
+            }
+            i64::from_le_bytes(bytes.map_err(|_| not_a_counter())?)
         };
         Ok((current, Some(item.value.clone())))
     }

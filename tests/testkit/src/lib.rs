@@ -191,6 +191,11 @@ impl MemStore {
         })))
     }
 
+    /// The backend whose quirks it plays.
+    pub fn backend(&self) -> Backend {
+        self.0.borrow().data.backend()
+    }
+
     pub fn inject(&self, fault: Fault) {
         self.0.borrow_mut().faults.push(fault);
     }
