@@ -6,6 +6,7 @@
 //! through the test host's engines, which read and write exactly as Spin's
 //! backends do.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -238,6 +239,27 @@ impl Store {
             }
         };
         KvStore::open(backend, &location).expect("open the store directly")
+    }
+
+    /// Every key and its value, read directly: what a test compares before
+    /// and after requests that must write nothing.
+    pub fn snapshot(&self) -> BTreeMap<String, Vec<u8>> {
+        let direct = self.direct();
+        let keys = direct.list_keys().expect("list the keys");
+        keys.into_iter()
+            .filter_map(|key| Some((key.clone(), direct.get(&key).expect("a read")?)))
+            .collect()
+    }
+
+    /// Deletes every key directly, while `spin up` may serve the store (an
+    /// operator emptying it). 25 a call: DynamoDB's `BatchWriteItem` limit.
+    pub fn clear(&self) {
+        let direct = self.direct();
+        let keys = direct.list_keys().expect("list the keys");
+        for chunk in keys.chunks(25) {
+            direct.delete_many(chunk).expect("delete the keys");
+        }
+        assert_eq!(direct.key_count(), 0, "the store is empty");
     }
 
     /// The ids handed out so far, read straight from the store

@@ -4,8 +4,9 @@
 
 use petstore_e2e::workspace;
 
-/// The API module's budget (issue 35: back under 1.2.0 + 2%).
-const BUDGET: u64 = 440_000;
+/// The API module's budget (issue 35: back under 1.2.0 + 2%; issue 64:
+/// 2 KB more, to refuse a store of another build or format).
+const BUDGET: u64 = 442_000;
 /// The edge module's (issue 56: 2.0.0's layouts resolved in one file).
 const EDGE_BUDGET: u64 = 310_000;
 

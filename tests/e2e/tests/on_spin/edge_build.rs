@@ -21,14 +21,14 @@ use petstore_testkit::model::landed_late_pet;
 
 /// A pet is listed once this much older than its create (the commit
 /// window, 1 s, with no replication and no skew), and a little more.
-const SETTLE: Duration = Duration::from_millis(1_300);
+pub const SETTLE: Duration = Duration::from_millis(1_300);
 
 fn edge(store: &Store) -> SpinUp {
     edge_launch(store).start()
 }
 
 /// The edge build on `store`, with no replication, not started yet.
-fn edge_launch(store: &Store) -> Launch {
+pub fn edge_launch(store: &Store) -> Launch {
     build_edge();
     store
         .launch_release(&workspace().join("spin-edge.toml"))

@@ -11,6 +11,7 @@ mod contract;
 mod dynamo;
 mod edge;
 mod edge_build;
+mod foreign_store;
 mod history;
 mod idempotency;
 mod instances;
