@@ -37,8 +37,9 @@ fn the_layout_doc_lists_every_file_of_the_catalogue_folder() {
     );
 }
 
-/// The doc's table of formats is the code's (`formats.rs`), row by row,
-/// and names a file of the catalogue for each.
+/// The doc's table of formats is the code's (`formats.rs`, each header
+/// its module's const), row by row, and names a file of the catalogue for
+/// each.
 #[test]
 fn the_layout_doc_lists_every_format_the_code_reads() {
     let doc = include_str!("../docs/key-value-layout.md");
@@ -50,10 +51,16 @@ fn the_layout_doc_lists_every_format_the_code_reads() {
         .lines()
         .filter(|l| l.starts_with("| `"))
         .collect();
-    let in_code: Vec<String> = petstore::catalogue::formats::FORMATS
+    let formats = petstore::catalogue::formats::FORMATS;
+    let in_code: Vec<String> = formats
         .iter()
-        .map(|(key, shape, written, why, read_by)| {
-            let written = if written.is_empty() { "—" } else { written };
+        .map(|f| {
+            let (key, shape, why, read_by) = (f.key, f.shape(), f.why, f.read_by);
+            let written = if f.written.is_empty() {
+                "—"
+            } else {
+                f.written
+            };
             format!("| `{key}` | {shape} | {written} | {why} | `{read_by}` |")
         })
         .collect();
@@ -62,8 +69,25 @@ fn the_layout_doc_lists_every_format_the_code_reads() {
         "docs/key-value-layout.md against formats.rs"
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/catalogue");
-    for (_, _, _, _, read_by) in petstore::catalogue::formats::FORMATS {
-        assert!(root.join(read_by).exists(), "{read_by}");
+    let mut sources = Vec::new();
+    let mut folders = vec![root.clone()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).expect("a folder") {
+            let path = entry.expect("a directory entry").path();
+            match path.is_dir() {
+                true => folders.push(path),
+                false => sources.push(std::fs::read_to_string(&path).expect("a file")),
+            }
+        }
+    }
+    for f in formats {
+        assert!(root.join(f.read_by).exists(), "{}", f.read_by);
+        // Its header, a string literal in one file of the catalogue only.
+        let header = String::from_utf8_lossy(f.header).replace('\n', "\\n");
+        let literal = format!("\"{header}\"");
+        let declared = sources.iter().map(|s| s.matches(&literal).count());
+        let once = f.header.is_empty() || declared.sum::<usize>() == 1;
+        assert!(once, "{literal}: declared once in src/catalogue/");
     }
 }
 

@@ -43,7 +43,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         match PetRecord::of(&key, stored).and_then(|r| r.listed(&key)) {
             Ok(None) => {}
             found @ Ok(Some(_)) => return found,
-            unreadable => return Word::new(self.store, self.deployment)?.checked(unreadable, None),
+            Err(e) => return Err(Word::new(self.store, self.deployment)?.checked(e, None)),
         }
         let ((mut reader, word, wanted), none) = (self.reader()?, Parts::default());
         let heads = |g: Option<Geometry>| g.map_or(Vec::new(), |g| lanes::unstored_keys(&g, id));
@@ -53,7 +53,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
             return Ok(None);
         };
         reader.fetch(heads(Some(g)))?;
-        word.checked(lanes::unstored(&mut reader, &g, id), None)
+        lanes::unstored(&mut reader, &g, id).map_err(|e| word.checked(e, None))
     }
 
     /// A page. Batched, its first `get-many` reads `ctr:id` and the keys
@@ -82,7 +82,9 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
             held = Some(word.in_reader(&mut reader, Vec::new())?);
             paged = layout.page(&mut reader, (clock, &plan, held), of);
         }
-        let page = word.checked(paged, None)?.unwrap_or_default();
+        let page = paged
+            .map_err(|e| word.checked(e, None))?
+            .unwrap_or_default();
         if page.pets.is_empty() && held.is_none() {
             word.in_reader(&mut reader, Vec::new())?;
         }
@@ -108,10 +110,9 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         );
         let keyed = key.map(|(key, lease)| Keyed::new(key, new.clone(), lease));
         let created = word.create(&store, wanted, (new, keyed.as_ref()));
-        let created = word.checked(created, Some(wanted));
-        created.map_err(|e| match keyed {
-            Some(_) => Keyed::unavailable(e),
-            None => e,
+        created.map_err(|e| match (word.checked(e, Some(wanted)), &keyed) {
+            (e, Some(_)) => Keyed::unavailable(e),
+            (e, None) => e,
         })
     }
 

@@ -5,52 +5,21 @@
 use super::created::Result;
 use crate::model::{number, split_digits, Cursor};
 
-/// Positions a counters part carries at most.
-pub const MAX_CARRIED: usize = 64;
-/// Lanes a lanes part may name, and a store may have.
-pub const MAX_LANES: usize = 64;
+pub use super::parts::{Counted, Laned, Placed, MAX_CARRIED, MAX_LANES};
+
 /// A lanes part's entries: 15 digits at most, far past any store, so
 /// that ids, sums and positions made of them stay in range.
 const MAX_ENTRY: i64 = 999_999_999_999_999;
 
-/// A counters walk's next position, and those below it whose create had
-/// not finished, since when (Unix seconds).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Counted {
-    pub position: i64,
-    pub carried: Vec<i64>,
-    pub since_s: u64,
-}
-
-/// How far a walk went in each lane, and its word: the rounds every lane
-/// had stored (unfiltered list), or whether it is exact (a status's).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Laned {
-    pub lanes: Vec<u64>,
-    pub word: u64,
-}
-
-/// The edge build's: the creation time and id of the last pet shown.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Placed {
-    pub t_ms: u64,
-    pub id: i64,
-}
-
-impl Placed {
-    /// A cursor of this part alone: the only one the edge build writes.
-    pub fn cursor(self) -> Cursor {
-        Cursor::made(format!("r{}.{}", self.t_ms, self.id))
-    }
-}
-
+/// A cursor's parts: a counters walk's, a lanes walk's, or both (a moved
+/// store's); or the edge build's place alone, and the piece it is in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Parts {
-    pub counted: Option<Counted>,
-    pub laned: Option<Laned>,
-    pub placed: Option<Placed>,
+    counted: Option<Counted>,
+    laned: Option<Laned>,
+    placed: Option<Placed>,
     /// After `placed`, `_p<n>`: the index piece its walk is in (2.1.0).
-    pub piece: Option<u64>,
+    piece: Option<u64>,
 }
 
 /// `text` after a number (1 to 18 digits, no leading zero), and its value.
@@ -69,33 +38,33 @@ fn word(text: &str, most: usize, lead: bool) -> Option<(&str, &str)> {
     ok.then(|| text.split_at(len))
 }
 
-impl Counted {
-    pub fn at(position: i64) -> Counted {
-        Counted {
-            position,
-            ..Counted::default()
-        }
+impl Placed {
+    /// A cursor of this part alone, naming the piece it is in: the only
+    /// one the edge build writes.
+    pub fn cursor(self, piece: u64) -> Cursor {
+        Cursor::made(format!("r{}.{}_p{piece}", self.t_ms(), self.id()))
     }
+}
 
+impl Counted {
     /// `<position>[u<below>(-<below>)…_<since>]`, each below in base 36.
     fn parse(text: &str) -> Option<(Counted, &str)> {
         let (position, rest) = num(text).filter(|(p, _)| *p >= 1)?;
-        let mut counted = Counted::at(position);
         let Some(mut list) = rest.strip_prefix('u') else {
-            return Some((counted, rest));
+            return Some((Counted::at(position), rest));
         };
+        let mut carried: Vec<i64> = Vec::new();
         for _ in 0..MAX_CARRIED {
             let (below, tail) = word(list, 12, false)?;
             // Any order; positions below 1 name nothing and are dropped.
             let at = position - i64::from_str_radix(below, 36).ok()?;
-            let i = counted.carried.partition_point(|p| *p < at);
-            if at >= 1 && counted.carried.get(i) != Some(&at) {
-                counted.carried.insert(i, at);
+            let i = carried.partition_point(|p| *p < at);
+            if at >= 1 && carried.get(i) != Some(&at) {
+                carried.insert(i, at);
             }
             let Some(tail) = tail.strip_prefix('-') else {
                 let (since, rest) = num(tail.strip_prefix('_')?)?;
-                counted.since_s = since as u64;
-                return Some((counted, rest));
+                return Some((Counted::new(position, carried, since as u64), rest));
             };
             list = tail;
         }
@@ -104,10 +73,6 @@ impl Counted {
 }
 
 impl Laned {
-    pub fn new(lanes: Vec<u64>, word: u64) -> Laned {
-        Laned { lanes, word }
-    }
-
     /// `<base>.<a base-36 digit per lane>` or `<n>(-<n>)…`, then `_<word>`.
     fn parse(text: &str) -> Option<(Laned, &str)> {
         let entry = |text| num(text).filter(|(n, _)| *n <= MAX_ENTRY);
@@ -137,7 +102,10 @@ impl Laned {
             Some(after) => num(after)?,
             None => (0, rest),
         };
-        (lanes.len() <= MAX_LANES).then_some((Laned::new(lanes, word as u64), rest))
+        if lanes.len() > MAX_LANES {
+            return None;
+        }
+        Some((Laned::new(lanes, word as u64), rest))
     }
 }
 
@@ -150,14 +118,24 @@ impl Parts {
         }
     }
 
-    /// The edge build's: the last pet shown, and the piece it is in.
-    pub fn placed(placed: Placed, piece: u64) -> Parts {
-        let (placed, piece) = (Some(placed), Some(piece));
-        Parts {
-            placed,
-            piece,
-            ..Parts::default()
-        }
+    #[inline]
+    pub fn counted(&self) -> &Option<Counted> {
+        &self.counted
+    }
+
+    #[inline]
+    pub fn laned(&self) -> &Option<Laned> {
+        &self.laned
+    }
+
+    #[inline]
+    pub fn placed(&self) -> Option<Placed> {
+        self.placed
+    }
+
+    #[inline]
+    pub fn piece(&self) -> Option<u64> {
+        self.piece
     }
 
     /// The parts of `cursor` (none: the start), or a 400.
@@ -170,9 +148,8 @@ impl Parts {
         let (mut parts, mut rest) = (Parts::default(), text);
         if let Some(after) = rest.strip_prefix('r') {
             let (t_ms, after) = num(after)?;
-            let (id, after) = num(after.strip_prefix('.')?).filter(|(id, _)| *id >= 1)?;
-            let t_ms = t_ms as u64;
-            (parts.placed, rest) = (Some(Placed { t_ms, id }), after);
+            let (id, after) = num(after.strip_prefix('.')?)?;
+            (parts.placed, rest) = (Some(Placed::new(t_ms as u64, id)?), after);
             // `_p<n>` right after it, strictly; `_p` then a letter is a
             // later release's word.
             let digit = |w: &&str| w.starts_with(|c: char| c.is_ascii_digit());
@@ -206,16 +183,17 @@ impl Parts {
     pub fn cursor(&self) -> Cursor {
         let mut text = String::new();
         if let Some(c) = &self.counted {
-            text += &format!("c{}", c.position);
-            for (i, p) in c.carried.iter().enumerate() {
+            text += &format!("c{}", c.position());
+            for (i, p) in c.carried().iter().enumerate() {
                 let sep = if i == 0 { 'u' } else { '-' };
-                text += &format!("{sep}{}", base36((c.position - p) as u64));
+                text += &format!("{sep}{}", base36((c.position() - p) as u64));
             }
-            if !c.carried.is_empty() {
-                text += &format!("_{}", c.since_s);
+            if !c.carried().is_empty() {
+                text += &format!("_{}", c.since_s());
             }
         }
-        if let Some(Laned { lanes, word }) = &self.laned {
+        if let Some(laned) = &self.laned {
+            let (lanes, word) = (laned.lanes(), laned.word());
             let base = lanes.iter().copied().min().unwrap_or(0);
             let digits = lanes.iter().all(|n| n - base < 36);
             text.push('l');
@@ -227,16 +205,11 @@ impl Parts {
                     (false, _) => format!("-{n}"),
                 };
             }
-            if *word > 0 {
+            if word > 0 {
                 text += &format!("_{word}");
             }
         }
-        if let Some(placed) = self.placed {
-            text += placed.cursor().as_str();
-        }
-        if let Some(n) = self.piece {
-            text += &format!("_p{n}");
-        }
+
         Cursor::made(text)
     }
 }
@@ -262,33 +235,40 @@ mod tests {
 
     #[test]
     fn every_part_round_trips_and_words_after_it_are_ignored() {
-        let mut c = Counted::at(1001);
-        (c.carried, c.since_s) = (vec![1, 997, 999], 9);
+        let c = Counted::new(1001, vec![1, 997, 999], 9);
         let counted = || Some(c.clone());
         let laned = || Some(Laned::new(vec![62_500, 62_501, 62_535], 7));
         let far = Some(Laned::new(vec![40, 4, 4], 3));
         let (t_ms, id, mut placed) = (1_800_000_000_000, 9_007_199_254_740_991, Parts::default());
-        placed.placed = Some(Placed { t_ms, id });
+        (placed.placed, placed.piece) = (Placed::new(t_ms, id), Some(3));
         for (text, expected) in [
             ("c1001urs-4-2_9", Parts::new(counted(), None)),
             ("l62500.01z_7", Parts::new(None, laned())),
             ("c1001urs-4-2_9l62500.01z_7", Parts::new(counted(), laned())),
-            ("r1800000000000.9007199254740991", placed),
+            ("r1800000000000.9007199254740991_p3", placed),
             ("l40-4-4_3", Parts::new(None, far)),
         ] {
             assert_eq!(parts(text), Some(expected.clone()), "{text}");
-            assert_eq!(expected.cursor().as_str(), text);
+            // The edge build writes its part alone, with its piece.
+            let written = match (expected.placed, expected.piece) {
+                (Some(placed), Some(piece)) => placed.cursor(piece),
+                _ => expected.cursor(),
+            };
+            assert_eq!(written.as_str(), text);
             for words in ["_a", "_zz_a0", "_a23456789012345678_b_c"] {
                 let more = format!("{text}{words}");
                 assert_eq!(parts(&more), Some(expected.clone()), "{more}");
             }
         }
-        assert_eq!(parts("c7u1_0").unwrap().counted.unwrap().carried, vec![6]);
+        assert_eq!(parts("c7u1_0").unwrap().counted.unwrap().carried(), [6]);
         let below = parts("c2u5-1_3").unwrap().counted.unwrap();
-        assert_eq!(below.carried, vec![1], "below 1: dropped");
+        assert_eq!(below.carried(), [1], "below 1: dropped");
         assert!(parts("l999999999999999-0").is_some(), "the largest entry");
         let wide = format!("l3.{}", "0".repeat(MAX_LANES));
-        assert_eq!(parts(&wide).unwrap().laned.unwrap().lanes.len(), MAX_LANES);
+        assert_eq!(
+            parts(&wide).unwrap().laned.unwrap().lanes().len(),
+            MAX_LANES
+        );
         assert_eq!(Parts::read(None), Ok(Parts::default()));
     }
 
@@ -311,5 +291,24 @@ mod tests {
         }
         let most: Vec<String> = (1..=MAX_CARRIED as u64).rev().map(base36).collect();
         assert!(parts(&format!("c500u{}_1", most.join("-"))).is_some());
+    }
+
+    /// `_p<n>` strictly right after `r<t>.<id>`: its number as written.
+    #[test]
+    fn a_piece_is_named_right_after_the_place_only() {
+        let placed = Placed::new(1, 2);
+        for (text, piece) in [("r1.2_p5", Some(5)), ("r1.2_p0", Some(0))] {
+            let read = parts(text).unwrap();
+            assert_eq!((read.placed, read.piece), (placed, piece), "{text}");
+            assert_eq!(read.placed.unwrap().cursor(piece.unwrap()).as_str(), text);
+        }
+        // After another word, or led by a letter, `_p…` is a later word.
+        for none in ["r1.2_a_p5", "r1.2_pa"] {
+            let none = parts(none).unwrap();
+            assert_eq!((none.placed, none.piece), (placed, None));
+        }
+        for bad in ["r1.2_p05", "r1.2_p00", "r1.2_p5x", "r01.2_p5", "r1.02_p5"] {
+            assert_eq!(parts(bad), None, "{bad}");
+        }
     }
 }

@@ -27,13 +27,13 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
     /// A pet found is served, whoever wrote it; a miss reads `ctr:id`:
     /// another build's store is refused, not answered 404.
     pub fn get_pet(&self, id: i64) -> Result<Option<Listed>> {
-        let (key, word) = (pet_key(id), Word::new(self.store, self.deployment)?);
-        let stored = self.store.get(&key)?;
-        match PetRecord::of(&key, stored).and_then(|r| r.listed(&key)) {
-            Ok(None) => word.read().map(|_| None),
-            found @ Ok(Some(_)) => found,
-            unreadable => word.checked(unreadable, None),
+        let key = pet_key(id);
+        let found = PetRecord::of(&key, self.store.get(&key)?).and_then(|r| r.listed(&key));
+        if !matches!(found, Ok(Some(_))) {
+            // A miss, or a record the edge build does not read.
+            Word::new(self.store, self.deployment)?.read()?;
         }
+        found
     }
 
     /// A page of what has settled: one `get-many` of `ctr:id` and the
@@ -42,33 +42,44 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         let parts = Parts::read(query.cursor.as_ref())?;
         let settle = self.deployment.settle_ms()?;
         let word = Word::new(self.store, self.deployment)?;
-        let (_, found) = word.with(&replicated::first_keys(query.list(), &parts))?;
-        let paged = replicated::page(self.store, &found, (clock, query, &parts), settle);
-        word.checked(paged, None)
+        let keys = word.with(replicated::first_keys(query.list(), &parts));
+        let found = self.store.get_many(&keys)?;
+        word.found(&found)?;
+        replicated::page(self.store, &found, (clock, query, &parts), settle)
     }
 
-    /// A create, its first `get-many` of `ctr:id` and the drawn id's keys:
-    /// a store that holds nothing yet gets the mark with the pet. Retried
-    /// briefly: a failure is an outage or the quota, never a race.
+    /// A create, keyed or not. Retried briefly: a failure is an outage or
+    /// the quota, never a race.
     pub fn create(
         &self,
         platform: &dyn Platform,
         new: NewPet,
         key: Option<(&IdempotencyKey, Lease)>,
     ) -> Result<Created> {
-        let wanted = self.deployment.wanted()?;
+        self.deployment.wanted()?;
         let store = Retrying::new(self.store, platform, Policy::BRIEF);
-        let keyed = key.map(|(key, lease)| Keyed::new(key, new.clone(), lease));
-        let word = Word::new(&store, self.deployment)?;
-        let draw = replicated::Draw::new(&store, keyed.as_ref());
-        let created = word.with(draw.keys()).and_then(|(layout, found)| {
-            replicated::create(&store, (draw, found), new, keyed.as_ref(), layout.mark())
-        });
-        let created = word.checked(created, Some(wanted));
-        created.map_err(|e| match keyed {
-            Some(_) => Keyed::unavailable(e),
-            None => e,
-        })
+        let Some((key, lease)) = key else {
+            return self.create_on(&store, new, None);
+        };
+        let keyed = Keyed::new(key, new.clone(), lease);
+        self.create_on(&store, new, Some(&keyed))
+            .map_err(Keyed::unavailable)
+    }
+
+    /// Its first `get-many` reads `ctr:id` with the drawn id's keys (the
+    /// other build's store refused there): a store that holds nothing yet
+    /// gets the mark with the pet.
+    fn create_on(
+        &self,
+        store: &Retrying<'_, S>,
+        new: NewPet,
+        keyed: Option<&Keyed>,
+    ) -> Result<Created> {
+        let word = Word::new(self.store, self.deployment)?;
+        let draw = replicated::Draw::new(store);
+        let found = store.get_many(&word.with(draw.keys(keyed)))?;
+        let mark = word.found(&found)?.mark();
+        replicated::create(store, (draw, found), new, keyed, mark)
     }
 
     pub fn health(&self, _now_ms: u64) -> Result<String> {

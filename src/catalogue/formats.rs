@@ -1,38 +1,139 @@
 //! Every stored format and cursor part this release reads, in one table,
-//! which docs/key-value-layout.md lists too (tests/layout_doc.rs).
+//! which docs/key-value-layout.md lists too (tests/layout_doc.rs): each
+//! header is the const of the module that writes and reads it, named here,
+//! never written again. A stored number is read, strictly, by one parser:
+//! one written `{n}` with [`number`](crate::model::number) (1 to 18 digits,
+//! no sign, no leading zero but `0` itself, as in cursors), one written
+//! zero-padded (`{t:013}`, `{nonce:016x}`) with
+//! [`padded`](crate::model::padded); nothing else.
+//!
+//! The table is read by tests only: the component links none of it.
 
-/// The key (or `cursor`), the shape, the releases that write it, why it
-/// stays, and the one module that reads it, strictly.
+use super::created::Keyed;
+use super::lanes::{Geometry, Heads};
+use super::{piece, record, replicated};
+
+/// A row: the key (or `cursor`), the value's shape, the releases that write
+/// it, why it stays, and the one module that reads it, strictly.
+#[derive(Debug, Clone, Copy)]
+pub struct Format {
+    pub key: &'static str,
+    /// The value's header, its module's const (empty: none).
+    pub header: &'static [u8],
+    /// The shape after the header, as the doc writes it.
+    pub rest: &'static str,
+    pub written: &'static str,
+    pub why: &'static str,
+    pub read_by: &'static str,
+}
+
+impl Format {
+    /// The shape as the doc writes it: `` `<header>`` (a newline as `\n`),
+    /// then the rest; or the rest alone.
+    pub fn shape(&self) -> String {
+        let header = String::from_utf8_lossy(self.header).replace('\n', "\\n");
+        match header.is_empty() {
+            true => self.rest.to_string(),
+            false => format!("`{header}{}", self.rest),
+        }
+    }
+}
+
+const fn row(
+    key: &'static str,
+    (header, rest): (&'static [u8], &'static str),
+    written: &'static str,
+    why: &'static str,
+    read_by: &'static str,
+) -> Format {
+    Format {
+        key,
+        header,
+        rest,
+        written,
+        why,
+        read_by,
+    }
+}
+
+/// A shape without a header.
+const fn bare(shape: &'static str) -> (&'static [u8], &'static str) {
+    (b"", shape)
+}
+
+/// A shape of `header`, then `rest`.
+const fn headed(header: &'static str, rest: &'static str) -> (&'static [u8], &'static str) {
+    (header.as_bytes(), rest)
+}
+
+const LANES: &str = Geometry::MARK;
+
+/// Every stored format and cursor part this release reads.
 #[rustfmt::skip]
-pub const FORMATS: &[(&str, &str, &str, &str, &str)] = &[
-    ("ctr:id", "nothing", "", "a store no create ran on", "layout.rs"),
-    ("ctr:id", "a counter (SQLite: 8 bytes little-endian; else decimal)", "1.0.0–2.1.0", "the counters layout", "layout.rs"),
-    ("ctr:id", "`petstore-lanes 1 <base> <last> <moved ms>`", "1.3.0", "stores 1.3.0 claimed keep their 16 lanes", "layout.rs"),
-    ("ctr:id", "`petstore-lanes 2 <base> <last> <moved ms>[ lanes=<n>]`", "1.4.0–2.1.0", "lanes: 32, or `lanes=` of them (1 to 64; read since 2.0.0)", "layout.rs"),
-    ("ctr:id", "`petstore-replicated 1`", "1.5.0–2.1.0 (edge)", "the replicated layout", "layout.rs"),
-    ("ctr:{status}", "a counter", "1.0.0–2.1.0", "a counters status list's last position", "counters/walk.rs"),
-    ("slot:{status}:{n}", "an id (`0`: given up)", "1.0.0–2.1.0", "a counters status list's position", "counters/walk.rs"),
-    ("pet:{id}", "the pet's JSON", "1.0.0–2.1.0", "a counters pet", "record.rs"),
-    ("pet:{id}", "`petstore-pending 1\\n<position> <start ms>\\n<JSON>` (start 0: given up)", "1.1.0–2.1.0", "a counters keyed create's stage", "record.rs"),
-    ("pet:{id}", "`petstore-pet 1 <nonce>\\n<JSON>`", "1.3.0–2.1.0", "a lanes pet (a replicated one to 2.0.0) and its create", "record.rs"),
-    ("pet:{id}", "`petstore-pet 1 +<t>\\n<JSON>`", "2.1.0 (edge)", "a replicated pet and its create's time (13 digits; 2.0.0 reads `+<t>` as a nonce): a half-applied create is mended from it", "record.rs"),
-    ("idem:{sha256}", "a counter: 0, or a pet's id", "1.1.0–2.1.0", "a counters keyed create's word", "counters/keyed.rs"),
-    ("idem:{sha256}", "`petstore-intent 1 <lane> <round> <id> <start ms> <nonce>\\n<JSON>`", "1.3.0–2.1.0", "a lanes keyed create's intent", "lanes/keyed.rs"),
-    ("idem:{sha256}", "`petstore-replicated-key 1 <id>\\n<JSON>`", "1.5.0–2.1.0 (edge)", "a replicated keyed create's record", "replicated/create.rs"),
-    ("ix2:{list}:{k}", "`petstore-index-piece 2`, then `<position> <id> <JSON>` lines", "1.1.0–2.1.0", "a counters list's piece", "piece.rs"),
-    ("hole:{list}:{n}", "Unix ms", "1.3.0–2.1.0", "when a position was first found long empty", "counters/carry.rs"),
-    ("lane:{k}", "`petstore-lane 1 <round> <a> <p> <s> <status> <id> <nonce>\\n<JSON>`", "1.3.0–2.1.0", "a lane's head", "lanes/head.rs"),
-    ("sx:{status}:{k}:{p}", "the pet's JSON", "1.3.0–2.1.0", "a lane's pet of a status", "lanes/merge.rs"),
-    ("ix3:{list}:…", "an index piece, as `ix2`", "1.3.0–2.1.0", "a lanes piece: of ids, or of a lane's status", "piece.rs"),
-    ("ixm:{status}:{j}", "an index piece, as `ix2`", "1.7.0–2.1.0", "a status list's settled block", "piece.rs"),
-    ("ixr:{t}:{id}:{status}", "the pet's JSON", "1.5.0–2.1.0 (edge)", "a replicated list entry", "replicated/entry.rs"),
-    ("ixp:{list}:{n}", "`petstore-replicated-piece 1 <start t> <start id> <made ms>`, then an entry's key a line", "2.1.0 (edge)", "a replicated list's index piece: 200 entries, the last piece open", "replicated/pieces.rs"),
-    ("cursor", "`c<position>`", "1.0.0–2.1.0", "a counters walk", "cursor.rs"),
-    ("cursor", "`c<position>u<below>(-<below>)…_<since s>`", "1.3.0–2.1.0", "the positions a counters walk carries", "cursor.rs"),
-    ("cursor", "`l<base>.<digit per lane>` or `l<n>(-<n>)…`", "1.3.0–2.1.0", "a lanes walk (16 or 32 lanes; up to 64, each of 15 digits at most, read since 2.0.0)", "cursor.rs"),
-    ("cursor", "`c…l…`", "1.3.0–2.1.0", "a walk of a moved store", "cursor.rs"),
-    ("cursor", "`l…_<n>`", "1.6.0–2.1.0", "rounds stored (unfiltered); exact to a block (status, 1.7.0)", "cursor.rs"),
-    ("cursor", "`r<t>.<id>`", "1.5.0–2.1.0 (edge)", "a replicated walk; a walk's end elsewhere", "cursor.rs"),
-    ("cursor", "`r<t>.<id>_p<n>`", "2.1.0 (edge)", "the index piece a replicated walk is in: a hint, checked (2.0.0 ignores it)", "replicated/mod.rs"),
-    ("cursor", "up to 3 words `_<a-z><0-9 a-z>…` (1 to 18 long) at the end", "2.1.0 (`_p<n>`, edge)", "a later 2.x release's savings, ignored (after `l…_<n>` since 1.5.1, any part since 2.0.0)", "cursor.rs"),
+pub const FORMATS: &[Format] = &[
+    row("ctr:id", bare("nothing"), "", "a store no create ran on", "layout.rs"),
+    row("ctr:id", bare("a counter (SQLite: 8 bytes little-endian; else decimal)"), "1.0.0–2.1.1", "the counters layout", "layout.rs"),
+    row("ctr:id", headed(LANES, "1 <base> <last> <moved ms>`"), "1.3.0", "stores 1.3.0 claimed keep their 16 lanes", "layout.rs"),
+    row("ctr:id", headed(LANES, "2 <base> <last> <moved ms>[ lanes=<n>]`"), "1.4.0–2.1.1", "lanes: 32, or `lanes=` of them (1 to 64; read since 2.0.0)", "layout.rs"),
+    row("ctr:id", (replicated::MARK, "`"), "1.5.0–2.1.1 (edge)", "the replicated layout", "layout.rs"),
+    row("ctr:{status}", bare("a counter"), "1.0.0–2.1.1", "a counters status list's last position", "counters/walk.rs"),
+    row("slot:{status}:{n}", bare("an id (`0`: given up)"), "1.0.0–2.1.1", "a counters status list's position", "counters/carry.rs"),
+    row("pet:{id}", bare("the pet's JSON"), "1.0.0–2.1.1", "a counters pet", "record.rs"),
+    row("pet:{id}", headed(record::PENDING, "<position> <start ms>\\n<JSON>` (start 0: given up)"), "1.1.0–2.1.1", "a counters keyed create's stage", "record.rs"),
+    row("pet:{id}", headed(record::PERSISTED, "<nonce>\\n<JSON>`"), "1.3.0–2.1.1", "a lanes pet (a replicated one to 2.0.0) and its create", "record.rs"),
+    row("pet:{id}", headed(record::PERSISTED, "+<t>\\n<JSON>`"), "2.1.0–2.1.1 (edge)", "a replicated pet and its create's time (13 digits; 2.0.0 reads `+<t>` as a nonce): a half-applied create is mended from it", "record.rs"),
+    row("idem:{sha256}", bare("a counter: 0, or a pet's id"), "1.1.0–2.1.1", "a counters keyed create's word", "counters/keyed.rs"),
+    row("idem:{sha256}", headed(Keyed::LANES_INTENT, "<lane> <round> <id> <start ms> <nonce>\\n<JSON>`"), "1.3.0–2.1.1", "a lanes keyed create's intent", "lanes/keyed.rs"),
+    row("idem:{sha256}", headed(replicated::RECORD, "<id>\\n<JSON>`"), "1.5.0–2.1.1 (edge)", "a replicated keyed create's record", "replicated/create.rs"),
+    row("ix2:{list}:{k}", headed(piece::HEADER, "`, then `<position> <id> <JSON>` lines"), "1.1.0–2.1.1", "a counters list's piece", "piece.rs"),
+    row("hole:{list}:{n}", bare("Unix ms"), "1.3.0–2.1.1", "when a position was first found long empty", "counters/carry.rs"),
+    row("lane:{k}", headed(Heads::HEADER, "<round> <a> <p> <s> <status> <id> <nonce>\\n<JSON>`"), "1.3.0–2.1.1", "a lane's head", "lanes/head.rs"),
+    row("sx:{status}:{k}:{p}", bare("the pet's JSON"), "1.3.0–2.1.1", "a lane's pet of a status", "lanes/merge.rs"),
+    row("ix3:{list}:…", bare("an index piece, as `ix2`"), "1.3.0–2.1.1", "a lanes piece: of ids, or of a lane's status", "piece.rs"),
+    row("ixm:{status}:{j}", bare("an index piece, as `ix2`"), "1.7.0–2.1.1", "a status list's settled block", "piece.rs"),
+    row("ixr:{t}:{id}:{status}", bare("the pet's JSON"), "1.5.0–2.1.1 (edge)", "a replicated list entry", "replicated/entry.rs"),
+    row("ixp:{list}:{n}", headed(replicated::PIECE, "<start t> <start id> <made ms>`, then an entry's key a line"), "2.1.0–2.1.1 (edge)", "a replicated list's index piece: 200 entries, the last piece open", "replicated/pieces.rs"),
+    row("cursor", bare("`c<position>`"), "1.0.0–2.1.1", "a counters walk", "cursor.rs"),
+    row("cursor", bare("`c<position>u<below>(-<below>)…_<since s>`"), "1.3.0–2.1.1", "the positions a counters walk carries", "cursor.rs"),
+    row("cursor", bare("`l<base>.<digit per lane>` or `l<n>(-<n>)…`"), "1.3.0–2.1.1", "a lanes walk (16 or 32 lanes; up to 64, each of 15 digits at most, read since 2.0.0)", "cursor.rs"),
+    row("cursor", bare("`c…l…`"), "1.3.0–2.1.1", "a walk of a moved store", "cursor.rs"),
+    row("cursor", bare("`l…_<n>`"), "1.6.0–2.1.1", "rounds stored (unfiltered); exact to a block (status, 1.7.0)", "cursor.rs"),
+    row("cursor", bare("`r<t>.<id>`"), "1.5.0–2.1.1 (edge)", "a replicated walk; a walk's end elsewhere", "cursor.rs"),
+    row("cursor", bare("`r<t>.<id>_p<n>`"), "2.1.0–2.1.1 (edge)", "the index piece a replicated walk is in: a hint, checked (2.0.0 ignores it)", "cursor.rs"),
+    row("cursor", bare("up to 3 words `_<a-z><0-9 a-z>…` (1 to 18 long) at the end"), "2.1.0–2.1.1 (`_p<n>`, edge)", "a later 2.x release's savings, ignored (after `l…_<n>` since 1.5.1, any part since 2.0.0)", "cursor.rs"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No value of one format reads as another's: no header is another's
+    /// beginning, and each is declared once.
+    #[test]
+    fn each_header_is_its_own() {
+        let headers: Vec<&[u8]> = FORMATS
+            .iter()
+            .map(|f| f.header)
+            .filter(|h| !h.is_empty())
+            .collect();
+        for (i, a) in headers.iter().enumerate() {
+            for b in &headers[i + 1..] {
+                assert!(
+                    a == b || !(a.starts_with(b) || b.starts_with(a)),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+        let mut distinct = headers.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 9, "{distinct:?}");
+        let pending = FORMATS
+            .iter()
+            .find(|f| f.header == record::PENDING.as_bytes());
+        assert_eq!(
+            pending.map(Format::shape).as_deref(),
+            Some("`petstore-pending 1\\n<position> <start ms>\\n<JSON>` (start 0: given up)")
+        );
+    }
+}

@@ -1,7 +1,6 @@
-//! The one place a store's layout is decided, and the only code that reads
-//! or writes `ctr:id` or names a layout: what it holds, read strictly for
-//! this build and backend, becomes one [`Layout`] a request, which serves
-//! it; a store not served is a typed [`Refusal`], answered here.
+//! The one place a store's layout is decided, the only code that reads or
+//! writes `ctr:id` or names a layout: what it holds, read strictly, becomes
+//! one [`Layout`] a request; a store not served, a typed [`Refusal`].
 
 use super::created::{Deployment, LayoutName, Result, CATALOGUE_LAYOUT};
 use super::keys::{decode_counter, ID_COUNTER};
@@ -60,15 +59,14 @@ impl Held {
         match (decode_counter(&w), Geometry::from_mark(&w)) {
             (Some(n), _) => Ok(Held::Counter(n)),
             (_, Some(g)) if backend.put_if_absent() => Ok(Held::Lanes(g)),
-            (_, Some(_)) => Err(Refusal::LanesOn(w, backend)),
+            (_, Some(_)) => Err(Refusal::lanes_on(w)),
             _ if w == replicated::MARK => Err(Refusal::OtherBuild(w, EDGE)),
             _ => Err(Refusal::Unknown(w, EDGE)),
         }
     }
 }
 
-/// A request's layout: the store's, or where it holds nothing yet, the
-/// operator's (a create's first write makes it so).
+/// A request's layout: the store's, or, where it holds none, the operator's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Layout {
     Empty,
@@ -94,7 +92,7 @@ impl Layout {
         match held {
             Held::Nothing => Layout::Empty,
             Held::Counter(_) => Layout::Counters,
-            Held::Lanes(g) if g.moved() || parts.counted.is_some() => Layout::Moved(g),
+            Held::Lanes(g) if g.moved() || parts.counted().is_some() => Layout::Moved(g),
             Held::Lanes(g) => Layout::Lanes(g),
             Held::Replicated => Layout::Replicated,
         }
@@ -109,12 +107,11 @@ impl Layout {
 
 #[cfg(not(feature = "edge"))]
 impl Layout {
-    /// Before `ctr:id` is read: counters where reads are not batched; else
-    /// the cursor's (as many lanes as it names), else the operator's.
+    /// Before `ctr:id` is read: unbatched, counters; else the cursor's, else the operator's.
     pub fn expect(parts: &Parts, wanted: LayoutName, batched: bool) -> Layout {
-        let width = parts.laned.as_ref().map_or(WIDTH, |l| l.lanes.len());
+        let width = parts.laned().as_ref().map_or(WIDTH, |l| l.lanes().len());
         let assumed = Geometry::after(width, 0, 0);
-        match (&parts.counted, &parts.laned, wanted) {
+        match (parts.counted(), parts.laned(), wanted) {
             _ if !batched => Layout::Counters,
             (Some(_), Some(_), _) | (Some(_), None, LayoutName::Lanes) => Layout::Moved(assumed),
             (_, Some(_), _) | (None, None, LayoutName::Lanes) => Layout::Lanes(assumed),
@@ -123,7 +120,7 @@ impl Layout {
     }
 
     pub fn plan(&self, list: ListName, parts: &Parts, limit: usize) -> (Plan, Vec<String>) {
-        match (self, &parts.counted, &parts.laned, &parts.placed) {
+        match (self, parts.counted(), parts.laned(), parts.placed()) {
             (Layout::Lanes(g), _, laned, _) => {
                 let plan = lanes::Plan::new(g, list, laned.as_ref(), limit);
                 let keys = plan.keys().to_vec();
@@ -181,16 +178,14 @@ pub struct Word<'a, S: KvStore> {
 
 impl<'a, S: KvStore> Word<'a, S> {
     pub fn new(store: &'a S, deployment: &dyn Deployment) -> Result<Word<'a, S>> {
-        // The edge build's one layout is read alike on every backend.
-        let backend = (!EDGE).then(|| deployment.backend()).transpose()?;
-        Ok(Word {
-            store,
-            backend: backend.unwrap_or(KvBackend::Spin),
-        })
+        let backend = (!EDGE)
+            .then(|| deployment.backend())
+            .transpose()?
+            .unwrap_or(KvBackend::Spin);
+        Ok(Word { store, backend })
     }
 
-    /// Whether reads are batched (DynamoDB), and the layout they expect
-    /// before `ctr:id` is read: then the operator's; else counters.
+    /// Whether reads are batched, and the layout expected: then the operator's.
     #[cfg(not(feature = "edge"))]
     pub fn expected(&self, deployment: &dyn Deployment) -> (bool, LayoutName) {
         let batched = self.backend.batched_reads();
@@ -198,9 +193,16 @@ impl<'a, S: KvStore> Word<'a, S> {
         (batched, wanted.unwrap_or(LayoutName::Counters))
     }
 
-    /// What `word` says, or why this build refuses it.
+    /// What `word` says, or why this build refuses it. On SQLite a counter
+    /// is 8 bytes; in text, an undeclared DynamoDB's (it refuses `""`).
     pub fn held(&self, word: Option<&[u8]>) -> Result<Held> {
-        Ok(Held::read(word, self.backend)?)
+        let held = Held::read(word, self.backend)?;
+        let text = word.filter(|w| !EDGE && w.len() != 8 && self.backend == KvBackend::Spin);
+        let sqlite = || self.store.get("").is_ok();
+        match (held, text) {
+            (Held::Counter(_), Some(w)) if sqlite() => Err(Refusal::not_sqlite(w.to_vec()).into()),
+            _ => Ok(held),
+        }
     }
 
     /// `ctr:id` read alone.
@@ -208,42 +210,47 @@ impl<'a, S: KvStore> Word<'a, S> {
         self.held(self.store.get(ID_COUNTER)?.as_deref())
     }
 
-    /// The layout `ctr:id` says, read with `keys` in one `get-many`.
+    /// `ctr:id` and `keys`, for one `get-many`.
     #[cfg(feature = "edge")]
-    pub fn with(&self, keys: &[String]) -> Result<(Layout, super::reader::Found)> {
-        let found = self
-            .store
-            .get_many(&[&[ID_COUNTER.to_string()], keys].concat())?;
-        let held = self.held(found_in(&found, ID_COUNTER))?;
-        Ok((Layout::of(held, &Parts::default()), found))
+    pub fn with(&self, mut keys: Vec<String>) -> Vec<String> {
+        keys.insert(0, ID_COUNTER.to_string());
+        keys
+    }
+
+    /// The layout `ctr:id` says, in what a `get-many` [`Word::with`] found.
+    #[cfg(feature = "edge")]
+    pub fn found(&self, found: &[(String, Vec<u8>)]) -> Result<Layout> {
+        let held = self.held(found_in(found, ID_COUNTER))?;
+        Ok(Layout::of(held, &Parts::default()))
     }
 
     /// A record no layout of this build writes (500): `ctr:id` may say why.
-    pub fn checked<T>(&self, result: Result<T>, writes: Option<LayoutName>) -> Result<T> {
-        let Err(ApiError::Internal(why)) = result else {
-            return result;
+    #[cfg(not(feature = "edge"))]
+    pub fn checked(&self, error: ApiError, writes: Option<LayoutName>) -> ApiError {
+        let ApiError::Internal(why) = error else {
+            return error;
         };
-        Err(match (self.read(), writes) {
+        match (self.read(), writes) {
             (Err(refusal @ ApiError::Unserviceable(_)), _) => refusal,
             (Ok(Held::Lanes(_)), Some(wanted)) if wanted != LayoutName::Lanes => {
-                Refusal::NotLanes.into()
+                Refusal::not_lanes().into()
             }
             _ => ApiError::Internal(why),
-        })
+        }
     }
 }
 
 #[cfg(not(feature = "edge"))]
 impl<'a, S: KvStore> Word<'a, S> {
     /// Read with `keys`: one `get-many` batched, else one `get` (kept).
-    pub fn in_reader(&self, reader: &mut Reader<'a, S>, keys: Vec<String>) -> Result<Held> {
-        reader.fetch([vec![ID_COUNTER.to_string()], keys].concat())?;
+    pub fn in_reader(&self, reader: &mut Reader<'a, S>, mut keys: Vec<String>) -> Result<Held> {
+        keys.insert(0, ID_COUNTER.to_string());
+        reader.fetch(keys)?;
         self.held(reader.get(ID_COUNTER)?.as_deref())
     }
 
-    /// A create on the operator's layout, the store's or nothing yet. On
-    /// SQLite, `ctr:id` is read before its `increment`, which panics Spin's
-    /// host (wedging the store) on a value not 8 bytes.
+    /// A create on the operator's layout, the store's or nothing yet; on
+    /// SQLite, `ctr:id` read before its `increment` can break the store.
     pub fn create(
         &self,
         store: &Retrying<'_, S>,
@@ -257,13 +264,7 @@ impl<'a, S: KvStore> Word<'a, S> {
             };
         }
         if self.backend == KvBackend::Spin {
-            let word = store.get(ID_COUNTER)?;
-            if let (Held::Counter(_), Some(w)) = (self.held(word.as_deref())?, word) {
-                // An undeclared DynamoDB refuses the empty key: it goes on.
-                if w.len() != 8 && store.inner().get("").is_ok() {
-                    return Err(Refusal::NotSqlite(w).into());
-                }
-            }
+            self.held(store.get(ID_COUNTER)?.as_deref())?;
         }
         let Some(keyed) = keyed else {
             let taken = self.take_id(store)?;
@@ -291,7 +292,7 @@ impl<'a, S: KvStore> Word<'a, S> {
                 if let Ok(word) = store.inner().get(ID_COUNTER) {
                     looked = true;
                     if let Held::Lanes(_) = self.held(word.as_deref())? {
-                        return Err(Refusal::NotLanes.into());
+                        return Err(Refusal::not_lanes().into());
                     }
                 }
             }
@@ -302,9 +303,8 @@ impl<'a, S: KvStore> Word<'a, S> {
         }
     }
 
-    /// The mark and the heads, a lanes create's first read (one `get-many`;
-    /// two on a wider store). A store not of lanes yet is claimed or moved
-    /// first by compare-and-swap of `ctr:id`, its lanes past its counter.
+    /// The mark and the heads, a lanes create's first read: one `get-many`. A
+    /// store not of lanes yet is claimed or moved first, by compare-and-swap.
     fn heads(&self, store: &Retrying<'_, S>) -> Result<Heads> {
         let keys = [vec![ID_COUNTER.into()], Heads::keys(WIDTH).collect()].concat();
         let found = store.get_many(&keys)?;
@@ -341,7 +341,7 @@ impl<'a, S: KvStore> Word<'a, S> {
         Ok(match self.read()? {
             Held::Nothing => r#""layout":"none""#.into(),
             Held::Counter(_) if lanes => r#""layout":"counters","move":{"from":"counters","to":"lanes","state":"waiting for the next create"}"#.into(),
-            Held::Lanes(_) if !lanes => return Err(Refusal::NotLanes.into()),
+            Held::Lanes(_) if !lanes => return Err(Refusal::not_lanes().into()),
             Held::Lanes(g) => format!(r#""layout":"lanes",{}"#, g.health(now_ms)),
             _ => r#""layout":"counters""#.into(),
         })

@@ -4,19 +4,28 @@
 use std::ops::Range;
 use std::rc::Rc;
 
-use crate::model::PetStatus;
+use crate::model::{number, PetStatus};
 
+/// Its id is the one its JSON states (`{"id":<id>,…}`).
 #[derive(Debug, Clone)]
 pub struct Listed {
-    pub id: i64,
+    id: i64,
     text: Rc<String>,
     span: Range<usize>,
 }
 
 impl Listed {
+    /// The pet whose JSON is `text[span]`, stating `id` (a piece's line,
+    /// checked as it was read).
     pub fn shared(id: i64, text: &Rc<String>, span: Range<usize>) -> Listed {
         let text = Rc::clone(text);
+        debug_assert!(text[span.clone()].starts_with(&format!("{{\"id\":{id},")));
         Listed { id, text, span }
+    }
+
+    #[inline]
+    pub fn id(&self) -> i64 {
+        self.id
     }
 
     /// A pet's JSON as `encode_pet` wrote it (`{"id":<id>,…}`), its shape
@@ -24,7 +33,7 @@ impl Listed {
     pub fn from_json(json: Vec<u8>) -> Option<Listed> {
         let digits = json.strip_prefix(br#"{"id":"#)?;
         let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-        let id = std::str::from_utf8(&digits[..len]).ok()?.parse().ok()?;
+        let id = number(std::str::from_utf8(&digits[..len]).ok()?)?;
         if digits.get(len) != Some(&b',') || !json.ends_with(b"}") {
             return None;
         }

@@ -21,6 +21,7 @@ mod layout;
 mod listed;
 #[cfg_attr(feature = "edge", allow(dead_code, unused_imports))]
 mod moved;
+mod parts;
 #[cfg_attr(feature = "edge", allow(dead_code, unused_imports))]
 mod piece;
 #[cfg_attr(feature = "edge", allow(dead_code, unused_imports))]

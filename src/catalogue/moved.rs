@@ -14,15 +14,15 @@ use crate::store::KvStore;
 
 /// Where a page begins: the counters part (none once walked), the lanes'.
 fn start(g: &Geometry, parts: &Parts) -> (Option<Counted>, Vec<u64>) {
-    let counted = match (&parts.counted, &parts.laned) {
+    let counted = match (parts.counted(), parts.laned()) {
         (None, None) => Some(Counted::at(1)),
         (counted, _) => counted.clone(),
     };
-    let position = counted.as_ref().map(|c| c.position);
+    let position = counted.as_ref().map(Counted::position);
     let mut from = parts
-        .laned
+        .laned()
         .as_ref()
-        .map_or_else(|| g.rounds_below(position), |l| l.lanes.clone());
+        .map_or_else(|| g.rounds_below(position), |l| l.lanes().to_vec());
     from.resize(g.width(), 0);
     (counted, from)
 }

@@ -5,9 +5,11 @@ use std::rc::Rc;
 
 use super::listed::Listed;
 use super::reader::BATCH_WRITES;
+use crate::model::number;
 use crate::store::KvStore;
 
-const HEADER: &str = "petstore-index-piece 2";
+/// An index piece's header: [`Piece`].
+pub(super) const HEADER: &str = "petstore-index-piece 2";
 
 /// Stored as the header, then a line per pet in ascending position:
 /// `<position> <id> <pet JSON>` (JSON never holds a raw newline).
@@ -28,21 +30,15 @@ pub fn sort_by_key<T>(items: &mut [T], key: impl Fn(&T) -> i64) {
     }
 }
 
-/// The number of 1 to 18 digits at `b[at..]` followed by `stop`, and
-/// where the rest begins.
-fn digits(b: &[u8], at: usize, stop: u8) -> Option<(i64, usize)> {
-    let len = b
-        .get(at..)?
-        .iter()
-        .take_while(|c| c.is_ascii_digit())
-        .count();
-    if !(1..=18).contains(&len) || b.get(at + len) != Some(&stop) {
+/// The number at `text[at..end]` followed by `stop` (strictly, as
+/// written: `{n}`), and where the rest begins.
+fn digits(text: &str, (at, end): (usize, usize), stop: u8) -> Option<(i64, usize)> {
+    let b = text.as_bytes().get(at..end)?;
+    let len = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    if b.get(len) != Some(&stop) {
         return None;
     }
-    let value = b[at..at + len]
-        .iter()
-        .fold(0, |n, d| n * 10 + i64::from(d - b'0'));
-    Some((value, at + len + 1))
+    Some((number(&text[at..at + len])?, at + len + 1))
 }
 
 impl Piece {
@@ -89,8 +85,8 @@ impl Piece {
     /// The line `text[line..end]`: `<position> <id> {"id":<id>,…}`.
     fn entry(text: &Rc<String>, line: usize, end: usize) -> Option<(i64, Listed)> {
         let b = &text.as_bytes()[..end];
-        let (position, at) = digits(b, line, b' ')?;
-        let (id, json) = digits(b, at, b' ')?;
+        let (position, at) = digits(text, (line, end), b' ')?;
+        let (id, json) = digits(text, (at, end), b' ')?;
         let after = b
             .get(json..)?
             .strip_prefix(br#"{"id":"#)?
@@ -102,7 +98,7 @@ impl Piece {
     pub fn encode(&self) -> Vec<u8> {
         let mut text = String::from(HEADER);
         for (position, pet) in &self.entries {
-            text.push_str(&format!("\n{position} {} {}", pet.id, pet.json()));
+            text.push_str(&format!("\n{position} {} {}", pet.id(), pet.json()));
         }
         text.into_bytes()
     }
@@ -166,7 +162,7 @@ mod tests {
     fn pieces_hold_each_pet_as_its_response_json_and_check_its_shape() {
         let piece = Piece::decode(STORED.as_bytes().to_vec()).unwrap();
         let second = piece.get(2).unwrap();
-        assert_eq!(second.id, 5);
+        assert_eq!(second.id(), 5);
         assert_eq!(
             second.json(),
             r#"{"id":5,"name":"b\n","categoryId":3,"status":"sold"}"#
@@ -185,6 +181,11 @@ mod tests {
             "petstore-index-piece 2\nx 1 {\"id\":1,}",
             "petstore-index-piece 2\n1 1 {\"id\":12,\"name\":\"a\"}",
             "petstore-index-piece 2\n-1 1 {\"id\":1,\"name\":\"a\"}",
+            "petstore-index-piece 2\n+1 1 {\"id\":1,\"name\":\"a\"}",
+            "petstore-index-piece 2\n01 1 {\"id\":1,\"name\":\"a\"}",
+            "petstore-index-piece 2\n1 01 {\"id\":01,\"name\":\"a\"}",
+            "petstore-index-piece 2\n1 +1 {\"id\":+1,\"name\":\"a\"}",
+            "petstore-index-piece 2\n1234567890123456789 1 {\"id\":1,\"name\":\"a\"}",
             "petstore-index-piece 2\n1 1 {\"id\":1,\"name\":\"a\"}\n",
             "petstore-index-piece 2x",
             "petstore-index-piece 3",
@@ -206,7 +207,7 @@ mod tests {
             .collect();
         assert_eq!(positions, [3, 5, 7]);
         assert_eq!((piece.range(4, 7).len(), piece.range(8, 4).len()), (2, 0));
-        assert_eq!(piece.get(5).map(|p| p.id), Some(6));
+        assert_eq!(piece.get(5).map(Listed::id), Some(6));
         assert!(piece.get(4).is_none());
         let mut grown = piece.clone();
         let extra =

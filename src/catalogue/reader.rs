@@ -18,17 +18,35 @@ pub fn found<'f>(found: &'f [(String, Vec<u8>)], key: &str) -> Option<&'f [u8]> 
     found.iter().find(|(k, _)| k == key).map(|(_, v)| &v[..])
 }
 
+/// What a page's `get-many`s answered (`Some(None)`: absent), each taken
+/// once by [`Reader::get`], leaving `None`: `BTreeMap::remove` costs 11 KB
+/// of module. The data a page's steps read, fetched by its [`Reader`].
+#[derive(Default)]
+pub struct Fetched(BTreeMap<String, Option<Option<Vec<u8>>>>);
+
+impl Fetched {
+    /// Whether a batch read `key` and it is not taken. (Not inlined, as
+    /// `peek` and `get`: each inlined search costs some 200 B of module.)
+    #[inline(never)]
+    pub fn holds(&self, key: &str) -> bool {
+        matches!(self.0.get(key), Some(Some(_)))
+    }
+
+    #[inline(never)]
+    pub fn peek(&self, key: &str) -> Option<&[u8]> {
+        self.0.get(key)?.as_ref()?.as_deref()
+    }
+}
+
 pub struct Reader<'s, S: KvStore> {
     store: &'s S,
     batched: bool,
-    /// What `get-many` answered (`Some(None)`: absent), each taken once,
-    /// leaving `None`: `BTreeMap::remove` costs 11 KB of module.
-    fetched: BTreeMap<String, Option<Option<Vec<u8>>>>,
+    fetched: Fetched,
 }
 
 impl<'s, S: KvStore> Reader<'s, S> {
     pub fn new(store: &'s S, batched: bool) -> Self {
-        let fetched = BTreeMap::new();
+        let fetched = Fetched::default();
         Reader {
             store,
             batched,
@@ -44,16 +62,9 @@ impl<'s, S: KvStore> Reader<'s, S> {
         self.batched
     }
 
-    /// Whether a batch read `key` and it is not taken. (Not inlined, as
-    /// `peek` and `get`: each inlined search costs some 200 B of module.)
-    #[inline(never)]
-    pub fn holds(&self, key: &str) -> bool {
-        matches!(self.fetched.get(key), Some(Some(_)))
-    }
-
-    #[inline(never)]
-    pub fn peek(&self, key: &str) -> Option<&[u8]> {
-        self.fetched.get(key)?.as_ref()?.as_deref()
+    /// What its batches found.
+    pub fn fetched(&self) -> &Fetched {
+        &self.fetched
     }
 
     /// `key`'s value: taken from what was fetched ahead, or one `get`.
@@ -61,13 +72,13 @@ impl<'s, S: KvStore> Reader<'s, S> {
     /// its list's end walks again without a call more.
     #[inline(never)]
     pub fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        if let Some(value) = self.fetched.get_mut(key).and_then(Option::take) {
+        if let Some(value) = self.fetched.0.get_mut(key).and_then(Option::take) {
             return Ok(value);
         }
         let value = self.store.get(key)?;
         if !self.batched {
             let kept = Some(value.clone());
-            self.fetched.insert(key.to_string(), kept);
+            self.fetched.0.insert(key.to_string(), kept);
         }
         Ok(value)
     }
@@ -77,17 +88,17 @@ impl<'s, S: KvStore> Reader<'s, S> {
     pub fn fetch(&mut self, keys: Vec<String>) -> Result<(), StoreError> {
         let mut wanted: Vec<String> = Vec::with_capacity(keys.len());
         for key in keys {
-            if self.batched && !self.holds(&key) && !wanted.contains(&key) {
+            if self.batched && !self.fetched.holds(&key) && !wanted.contains(&key) {
                 wanted.push(key);
             }
         }
         for chunk in wanted.chunks(BATCH_KEYS) {
             let found = self.store.get_many(chunk)?;
             for key in chunk {
-                self.fetched.insert(key.clone(), Some(None));
+                self.fetched.0.insert(key.clone(), Some(None));
             }
             for (key, value) in found {
-                self.fetched.insert(key, Some(Some(value)));
+                self.fetched.0.insert(key, Some(Some(value)));
             }
         }
         Ok(())

@@ -4,6 +4,7 @@
 use super::created::Result;
 use super::listed::Listed;
 use crate::errors::ApiError;
+use crate::model::padded;
 use crate::model::{number, Pet};
 
 /// How long after it began a counters create may still commit (ms).
@@ -12,14 +13,17 @@ pub const COMMIT_WITHIN_MS: u64 = 20_000;
 /// commit, retries and clock drift included.
 pub const SEAL_AFTER_MS: u64 = 60_000;
 
-const PENDING: &str = "petstore-pending 1\n";
-const PERSISTED: &str = "petstore-pet 1 ";
+/// A counters keyed create's stage: [`Pending`].
+pub(super) const PENDING: &str = "petstore-pending 1\n";
+/// A pet record naming its create: [`persisted`], [`stamped`].
+pub(super) const PERSISTED: &str = "petstore-pet 1 ";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PetRecord {
     Absent,
     Pending(Pending),
-    /// With the nonce of its create (lanes, edge).
+    /// With the nonce of its create (lanes; the edge build's to 2.0.0),
+    /// none if bare or [`stamped`].
     Committed {
         json: Vec<u8>,
         nonce: Option<u64>,
@@ -30,13 +34,16 @@ pub enum PetRecord {
 /// <start ms>\n<pet JSON>`; started at 0, a position given up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pending {
-    pub position: i64,
-    pub started_ms: u64,
-    pub record: Vec<u8>,
+    position: i64,
+    started_ms: u64,
+    record: Vec<u8>,
 }
 
 impl Pending {
+    /// A create's stage, begun at `started_ms` (a clock's: never 0, which
+    /// says given up).
     pub fn new(position: i64, started_ms: u64, record: Vec<u8>) -> Pending {
+        debug_assert!(started_ms > 0);
         Pending {
             position,
             started_ms,
@@ -44,9 +51,28 @@ impl Pending {
         }
     }
 
+    /// A position given up, its pet (`record`) withdrawn.
+    pub fn given_up(position: i64, record: Vec<u8>) -> Pending {
+        Pending {
+            position,
+            started_ms: 0,
+            record,
+        }
+    }
+
     /// No pet will ever be stored there.
     pub fn void(position: i64) -> Pending {
-        Pending::new(position, 0, Vec::new())
+        Pending::given_up(position, Vec::new())
+    }
+
+    #[inline]
+    pub fn started_ms(&self) -> u64 {
+        self.started_ms
+    }
+
+    #[inline]
+    pub fn record(&self) -> &[u8] {
+        &self.record
     }
 
     /// Whether its create may still commit it.
@@ -72,8 +98,8 @@ impl Pending {
         let (line, record) = first_line(bytes.strip_prefix(PENDING.as_bytes())?)?;
         let (position, started) = line.split_once(' ')?;
         Some(Pending {
-            position: position.parse().ok()?,
-            started_ms: started.parse().ok()?,
+            position: number(position)?,
+            started_ms: number(started)? as u64,
             record: record.to_vec(),
         })
     }
@@ -108,13 +134,14 @@ pub fn stamped(t_ms: u64, json: &[u8]) -> Vec<u8> {
     [format!("{PERSISTED}+{t_ms:013}\n").as_bytes(), json].concat()
 }
 
-/// The create's time and the JSON of a record [`stamped`] wrote, strictly.
+/// The create's time and the JSON of a record [`stamped`] wrote, strictly:
+/// `+` then 13 digits.
 pub fn stamp(bytes: &[u8]) -> Option<(u64, &[u8])> {
     let rest = bytes
         .strip_prefix(PERSISTED.as_bytes())?
         .strip_prefix(b"+")?;
     let (t, json) = first_line(rest)?;
-    Some((number(t).filter(|_| t.len() == 13)? as u64, json))
+    Some((padded(t, 13, 10)?, json))
 }
 
 impl PetRecord {
@@ -122,12 +149,19 @@ impl PetRecord {
         let Some(bytes) = value else {
             return Ok(PetRecord::Absent);
         };
+        // After the header, `+` is the stamped format's word (its create's
+        // time, no nonce), read before any nonce: never a nonce itself.
         let named = |rest: &[u8]| {
-            let (nonce, json) = first_line(rest)?;
-            let nonce = u64::from_str_radix(nonce, 16).ok()?;
+            let (json, nonce) = match rest.first() {
+                Some(b'+') => (stamp(&bytes)?.1, None),
+                _ => {
+                    let (nonce, json) = first_line(rest)?;
+                    (json, Some(padded(nonce, 16, 16)?))
+                }
+            };
             Some(PetRecord::Committed {
                 json: json.to_vec(),
-                nonce: Some(nonce),
+                nonce,
             })
         };
         match (
@@ -186,7 +220,7 @@ mod tests {
         );
         let listed = named.listed("pet:3").unwrap().unwrap();
         assert_eq!(
-            (listed.id, listed.status()),
+            (listed.id(), listed.status()),
             (3, Some(crate::model::PetStatus::Sold))
         );
         let pending = Pending {
@@ -208,20 +242,44 @@ mod tests {
             .unwrap()
             .listed("pet:3")
             .is_err());
-        // 2.1.0's replicated record reads, to 2.0.0's code here, as a nonce.
+        // 2.1.0's replicated record: its time, never a nonce (2.0.0 read one).
         let at = stamped(1_800_000_000_123, json);
         assert_eq!(stamp(&at), Some((1_800_000_000_123, json.as_slice())));
-        let old = PetRecord::of("pet:3", Some(at)).unwrap();
-        assert!(matches!(old, PetRecord::Committed { json: j, .. } if j == json));
+        let early = stamped(5, json);
+        assert!(early.starts_with(b"petstore-pet 1 +0000000000005\n"));
+        assert_eq!(stamp(&early), Some((5, json.as_slice())));
+        for record in [at, early] {
+            let read = PetRecord::of("pet:3", Some(record)).unwrap();
+            let (json, nonce) = (json.to_vec(), None);
+            assert_eq!(read, PetRecord::Committed { json, nonce });
+        }
         for bad in [
             "petstore-pet 1 +180000000012\n{}",
+            "petstore-pet 1 +18000000001234\n{}",
+            "petstore-pet 1 ++180000000012\n{}",
+            "petstore-pet 1 +-180000000012\n{}",
+            "petstore-pet 1 +00000000000feed\n{}",
+            "petstore-pet 1 +\n{}",
             "petstore-pet 1 1800000000123\n{}",
         ] {
             assert_eq!(stamp(bad.as_bytes()), None, "{bad}");
         }
         for bad in [
             "petstore-pet 1 zz\n{}",
+            "petstore-pet 1 +180000000012\n{}",
+            "petstore-pet 1 +00000000000feed\n{}",
+            "petstore-pet 1 +000000000000fee\n{}",
+            "petstore-pet 1 -00000000000feed\n{}",
+            "petstore-pet 1 abc\n{}",
+            "petstore-pet 1 000000000000FEED\n{}",
+            "petstore-pet 1 0000000000000feed\n{}",
             "petstore-pending 1\nx 1\n",
+            "petstore-pending 1\n+5 1\n",
+            "petstore-pending 1\n-1 1\n",
+            "petstore-pending 1\n05 1\n",
+            "petstore-pending 1\n5 +1\n",
+            "petstore-pending 1\n5 01\n",
+            "petstore-pending 1\n5 1 \n",
             "petstore-pet 2 1\n{}",
         ] {
             assert!(PetRecord::of("pet:3", Some(bad.into())).is_err(), "{bad}");

@@ -4,7 +4,6 @@
 
 use std::fmt;
 
-use super::backend::KvBackend;
 use super::keys::decode_counter;
 
 /// Each build's name, as an operator deploys it: the default, the edge.
@@ -18,65 +17,85 @@ pub enum Refusal {
     /// The other build's store: its mark, or the default build's counter
     /// (and whether this build is the edge build).
     OtherBuild(Vec<u8>, bool),
-    /// The lanes layout on a backend without an atomic put-if-absent.
-    LanesOn(Vec<u8>, KvBackend),
-    /// A counter in text where `increment` takes 8 bytes (SQLite).
-    NotSqlite(Vec<u8>),
-    /// A lanes store, and this instance set to `counters`.
-    NotLanes,
     /// A format no release of this build (the edge build?) writes.
     Unknown(Vec<u8>, bool),
+    /// A store this layout's rules do not let this instance serve: what
+    /// `ctr:id` holds, if it says, and why (built below, by name: a reason
+    /// only the default build gives is no text of the edge build's).
+    Rule(Option<Vec<u8>>, &'static str),
+}
+
+impl Refusal {
+    /// The lanes layout on a backend without an atomic put-if-absent.
+    pub fn lanes_on(word: Vec<u8>) -> Refusal {
+        Refusal::Rule(
+            Some(word),
+            ", the lanes layout, which runs on aws_dynamo only: \
+            set key_value_backend to the runtime config's type",
+        )
+    }
+
+    /// A counter in text where `increment` takes 8 bytes (SQLite).
+    pub fn not_sqlite(word: Vec<u8>) -> Refusal {
+        Refusal::Rule(
+            Some(word),
+            ", a counter as Redis and DynamoDB write it, which \
+            SQLite's increment cannot take: key_value_backend is spin; set it to the runtime \
+            config's type",
+        )
+    }
+
+    /// A lanes store, and this instance set to `counters`.
+    pub fn not_lanes() -> Refusal {
+        Refusal::Rule(
+            None,
+            "'counters', but the store holds the lanes layout, which this \
+            instance does not write: set it to 'lanes' (docs/operations.md, \"Moving a store \
+            to lanes\")",
+        )
+    }
 }
 
 impl fmt::Display for Refusal {
+    /// What `ctr:id` holds, then why: static text but for the builds'
+    /// names (each `write!` costs module).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let held = |word: &[u8]| format!("the store's 'ctr:id' holds {}", shown(word));
+        let (word, edge) = match self {
+            Refusal::OtherBuild(word, edge) | Refusal::Unknown(word, edge) => (Some(word), *edge),
+            Refusal::Rule(word, _) => (word.as_ref(), false),
+        };
+        if let Some(word) = word {
+            f.write_str("the store's 'ctr:id' holds ")?;
+            shown(word, f)?;
+        }
+        let (this, other) = (BUILDS[usize::from(edge)], BUILDS[usize::from(!edge)]);
         match self {
-            Refusal::OtherBuild(word, edge) => write!(
-                f,
-                "{}, a store of {}; this instance is {}: serve that store with the other build",
-                held(word),
-                BUILDS[usize::from(!edge)],
-                BUILDS[usize::from(*edge)]
-            ),
-            Refusal::LanesOn(word, backend) => write!(
-                f,
-                "{}, the lanes layout, which runs on aws_dynamo only: key_value_backend is '{}'",
-                held(word),
-                backend.name()
-            ),
-            Refusal::NotSqlite(word) => write!(
-                f,
-                "{}, a counter as Redis and DynamoDB write it, which SQLite's increment cannot \
-                 take: key_value_backend is 'spin'; set it to the runtime config's type",
-                held(word)
-            ),
-            Refusal::NotLanes => f.write_str(
-                "'counters', but the store holds the lanes layout, which this instance does not \
-                 write: set it to 'lanes' (docs/operations.md, \"Moving a store to lanes\")",
-            ),
-            Refusal::Unknown(word, edge) => write!(
-                f,
-                "{}, a format no release of {} up to 2.1.1 writes: serve it with the release \
-                 that wrote it",
-                held(word),
-                BUILDS[usize::from(*edge)]
-            ),
+            Refusal::OtherBuild(..) => {
+                f.write_str(", a store of ")?;
+                f.write_str(other)?;
+                f.write_str("; this instance is ")?;
+                f.write_str(this)?;
+                f.write_str(": serve that store with the other build")
+            }
+            Refusal::Unknown(..) => {
+                f.write_str(", a format no release of ")?;
+                f.write_str(this)?;
+                f.write_str(" up to 2.1.1 writes: serve it with the release that wrote it")
+            }
+            Refusal::Rule(_, why) => f.write_str(why),
         }
     }
 }
 
-/// A value for the log: text (40 characters at most), SQLite's 8-byte
-/// counter, or how long it is.
-fn shown(word: &[u8]) -> String {
-    let text = std::str::from_utf8(word).ok();
-    let text = text.filter(|t| t.bytes().all(|b| b.is_ascii_graphic() || b == b' '));
-    match (text, word.len()) {
-        (Some(text), _) => format!("'{}'", text.chars().take(40).collect::<String>()),
-        (None, 8) => format!(
-            "SQLite's 8-byte counter {}",
-            decode_counter(word).unwrap_or(-1)
-        ),
-        (None, len) => format!("{len} bytes that are not text"),
+/// A value for the log: text (40 bytes at most), SQLite's 8-byte counter,
+/// or how long it is.
+fn shown(word: &[u8], f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let text = std::str::from_utf8(&word[..word.len().min(40)]).ok();
+    match text.filter(|t| t.bytes().all(|b| b.is_ascii_graphic() || b == b' ')) {
+        Some(text) => write!(f, "'{text}'"),
+        None => match decode_counter(word).filter(|_| word.len() == 8) {
+            Some(n) => write!(f, "SQLite's 8-byte counter {n}"),
+            None => write!(f, "{} bytes that are not text", word.len()),
+        },
     }
 }

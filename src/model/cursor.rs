@@ -37,14 +37,31 @@ impl Cursor {
     }
 }
 
-/// A number of a cursor: 1 to 18 ASCII digits (an i64 always), no leading
-/// zero but for `0` itself.
+/// A number of a cursor or a stored value, strictly: 1 to 18 ASCII digits
+/// (an i64 always), no sign, no leading zero but for `0` itself.
 pub fn number(text: &str) -> Option<i64> {
     let ok = !text.is_empty()
         && text.len() <= 18
         && text.bytes().all(|b| b.is_ascii_digit())
         && (text == "0" || !text.starts_with('0'));
     ok.then(|| text.parse().ok()).flatten()
+}
+
+/// A stored field written zero-padded to `width` digits of `radix` (10, or 16 in
+/// lowercase as `{:x}` writes): exactly that many, no sign, nothing else.
+pub fn padded(text: &str, width: usize, radix: u32) -> Option<u64> {
+    if text.len() != width || width == 0 {
+        return None;
+    }
+    text.bytes().try_fold(0u64, |n, b| {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            _ => return None,
+        };
+        (u32::from(d) < radix).then_some(())?;
+        n.checked_mul(u64::from(radix))?.checked_add(u64::from(d))
+    })
 }
 
 /// `text` split after its leading digits.
@@ -56,6 +73,31 @@ pub fn split_digits(text: &str) -> (&str, &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_padded_field_is_read_at_its_width_and_alphabet_only() {
+        assert_eq!(padded("0000000000005", 13, 10), Some(5));
+        assert_eq!(padded("1800000000123", 13, 10), Some(1_800_000_000_123));
+        assert_eq!(padded("000000000000feed", 16, 16), Some(0xfeed));
+        assert_eq!(padded("ffffffffffffffff", 16, 16), Some(u64::MAX));
+        for (bad, width, radix) in [
+            ("+000000000005", 13, 10),
+            ("-000000000005", 13, 10),
+            ("000000000005", 13, 10),
+            ("00000000000005", 13, 10),
+            (" 000000000005", 13, 10),
+            ("000000000000000a", 16, 10),
+            ("+00000000000feed", 16, 16),
+            ("-00000000000feed", 16, 16),
+            ("000000000000FEED", 16, 16),
+            ("00000000000feed", 16, 16),
+            ("0000000000000feed", 16, 16),
+            ("00000000000000g1", 16, 16),
+            ("", 0, 10),
+        ] {
+            assert_eq!(padded(bad, width, radix), None, "{bad}");
+        }
+    }
 
     #[test]
     fn a_cursor_is_short_text_of_its_alphabet() {

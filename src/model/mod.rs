@@ -10,7 +10,7 @@ mod new_pet;
 mod pet;
 mod query;
 
-pub use cursor::{number, split_digits, Cursor};
+pub use cursor::{number, padded, split_digits, Cursor};
 pub use idempotency_key::IdempotencyKey;
 pub use new_pet::{NewPet, PetName};
 pub use pet::{Pet, PetStatus, DEFAULT_LIMIT, MAX_LIMIT, MAX_NAME_CHARS, MIN_LIMIT};

@@ -8,7 +8,7 @@ use crate::catalogue::keys::{pet_key, sighting_key, slot_key};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::reader::Reader;
 use crate::catalogue::record::{unreadable, Pending, PetRecord, SEAL_AFTER_MS};
-use crate::model::{parse_digits, ListName, PetStatus};
+use crate::model::{number, ListName, PetStatus};
 use crate::store::KvStore;
 
 pub enum Truth {
@@ -35,7 +35,9 @@ impl Truth {
     ) -> Result<()> {
         reader.fetch(keys.clone())?;
         if list != ListName::All {
-            let ids = keys.iter().filter_map(|slot| id_in(reader.peek(slot)));
+            let ids = keys
+                .iter()
+                .filter_map(|slot| id_in(reader.fetched().peek(slot)));
             reader.fetch(ids.filter(|id| *id > 0).map(pet_key).collect())?;
         }
         Ok(())
@@ -78,15 +80,20 @@ impl Truth {
     }
 }
 
+/// The number a slot (an id, `0`: given up) or a `hole:` (Unix ms) holds,
+/// strictly: as written, `{n}`.
 fn id_in(slot: Option<&[u8]>) -> Option<i64> {
-    std::str::from_utf8(slot?).ok().and_then(parse_digits)
+    std::str::from_utf8(slot?).ok().and_then(number)
 }
 
-/// A page of a walk: its pets, where the walk goes on, whether it ended.
+/// A page of a walk: its pets, where the walk goes on (the position, those
+/// carried below it, since when: a [`Counted`] once done), whether it ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Part {
     pub(super) pets: Vec<Listed>,
-    pub(super) at: Counted,
+    pub(super) position: i64,
+    pub(super) carried: Vec<i64>,
+    pub(super) since_s: u64,
     pub(super) ended: bool,
     pub(super) notes: Vec<String>,
     /// This page's carried positions where nothing at all is stored.
@@ -96,7 +103,9 @@ pub struct Part {
 impl Part {
     pub fn at(at: &Counted) -> Part {
         Part {
-            at: at.clone(),
+            position: at.position(),
+            carried: at.carried().to_vec(),
+            since_s: at.since_s(),
             ..Part::default()
         }
     }
@@ -104,8 +113,8 @@ impl Part {
     /// Where the walk goes on, unless it is done: at the list's end with
     /// nothing carried, and `closed` (no create can still land behind it).
     pub fn going_on(&self, closed: bool) -> Option<Counted> {
-        let done = self.ended && closed && self.at.carried.is_empty();
-        (!done).then(|| self.at.clone())
+        let done = self.ended && closed && self.carried.is_empty();
+        (!done).then(|| Counted::new(self.position, self.carried.clone(), self.since_s))
     }
 
     /// Whether the list goes on past it; its pets and notes.
@@ -114,10 +123,10 @@ impl Part {
     }
 
     pub fn carry(&mut self, position: i64, sealable: bool, clock: &Clock) {
-        if self.at.carried.is_empty() {
-            self.at.since_s = clock.now_ms / 1000;
+        if self.carried.is_empty() {
+            self.since_s = clock.now_ms / 1000;
         }
-        self.at.carried.push(position);
+        self.carried.push(position);
         if sealable {
             self.sealable.push(position);
         }
@@ -132,23 +141,23 @@ impl Part {
         list: ListName,
         (count, limit): (usize, usize),
     ) -> Result<()> {
-        let mut carried = std::mem::take(&mut self.at.carried);
+        let mut carried = std::mem::take(&mut self.carried);
         let later = carried.split_off(count.min(carried.len()));
         if reader.batched() {
             let keys = carried.iter().map(|p| Truth::key(list, *p));
             Truth::fetch(reader, list, keys.collect())?;
         }
-        let since_s = self.at.since_s;
+        let since_s = self.since_s;
         for position in carried {
             match Truth::at(reader, clock, list, position)? {
                 Truth::Pet(pet) if self.pets.len() < limit => self.pets.push(pet),
                 Truth::Dead => {}
-                Truth::Pet(_) => self.at.carried.push(position),
+                Truth::Pet(_) => self.carried.push(position),
                 Truth::Unresolved(sealable) => self.carry(position, sealable, clock),
             }
         }
-        self.at.since_s = since_s;
-        self.at.carried.extend(later);
+        self.since_s = since_s;
+        self.carried.extend(later);
         Ok(())
     }
 
@@ -157,7 +166,7 @@ impl Part {
     /// or a slot `0`, no pet to every reader. A failed call leaves it.
     pub fn seal_old<S: KvStore>(&mut self, store: &S, clock: &Clock, list: ListName) -> Result<()> {
         let now_ms = clock.now_ms;
-        if now_ms / 1000 < self.at.since_s + SEAL_AFTER_MS / 1000 {
+        if now_ms / 1000 < self.since_s + SEAL_AFTER_MS / 1000 {
             return Ok(());
         }
         for position in std::mem::take(&mut self.sealable) {
@@ -181,7 +190,7 @@ impl Part {
                 }
             };
             if sealed.is_ok() {
-                self.at.carried.retain(|p| *p != position);
+                self.carried.retain(|p| *p != position);
                 let list = list.as_str();
                 self.notes.push(format!(
                     "position {position} of {list} given up: nothing stored since {ms}"
@@ -189,5 +198,20 @@ impl Part {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_or_hole_holds_a_number_as_written() {
+        assert_eq!(id_in(Some(b"0")), Some(0));
+        assert_eq!(id_in(Some(b"1800000000123")), Some(1_800_000_000_123));
+        for bad in ["+5", "-1", "05", "00", "", " 5", "5\n"] {
+            assert_eq!(id_in(Some(bad.as_bytes())), None, "{bad}");
+        }
+        assert_eq!(id_in(None), None);
     }
 }

@@ -117,7 +117,7 @@ pub fn commit(
     if pet.1.starts_with(b"petstore-pending") {
         return Err(ApiError::StoreUnavailable(error));
     }
-    match store.set(&pet.0, &Pending::new(at.position, 0, pet.1).encode()) {
+    match store.set(&pet.0, &Pending::given_up(at.position, pet.1).encode()) {
         Ok(()) => Err(ApiError::StoreUnavailable(error)),
         Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
     }

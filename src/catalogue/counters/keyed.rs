@@ -38,7 +38,7 @@ pub fn begin<S: KvStore>(
     keyed: &Keyed,
     read: WordRead,
 ) -> Result<Step<S::Cas>> {
-    let key = &keyed.record_key;
+    let key = keyed.record_key();
     let (word, begun) = match read {
         WordRead::Increment => (store.increment(key, 0)?, None),
         WordRead::Get => (bound(keyed, store.get(key)?.as_deref())?, None),
@@ -61,18 +61,18 @@ pub fn lead<S: KvStore>(
     free: Free<S::Cas>,
     taken: Taken,
 ) -> Result<Step<S::Cas>> {
-    let reserved = reserve(store, taken, keyed.new.status)?;
+    let reserved = reserve(store, taken, keyed.asked().status)?;
     let (id, pet) = (reserved.id(), keyed.pet(reserved.id()));
-    let pending = Pending::new(reserved.position(), keyed.lease.now_ms, encode_pet(&pet)?);
+    let pending = Pending::new(reserved.position(), keyed.lease().now_ms, encode_pet(&pet)?);
     // Staged in one set-many everywhere: a pending record is no pet.
     commit(store, reserved, &pending.encode(), true)?;
     match claim(store, keyed, free, id)? {
         owner if owner != id => follow(store, keyed, owner).map(step),
-        _ if !pending.finishable(store.now_ms(), keyed.lease.lease_ms) => {
+        _ if !pending.finishable(store.now_ms(), keyed.lease().lease_ms) => {
             Err(failed("the keyed create ran past its commit window"))
         }
         _ => {
-            commit_pet(store, id, &pending.record)?;
+            commit_pet(store, id, pending.record())?;
             Ok(Step::Done(Created::Pet(pet)))
         }
     }
@@ -94,7 +94,7 @@ fn claim<S: KvStore>(
     mut free: Free<S::Cas>,
     ours: i64,
 ) -> Result<i64> {
-    let record = &keyed.record_key;
+    let record = keyed.record_key();
     let mut failure = StoreError("the claim's swap did not land".into());
     let mut backoff = store.backoff();
     loop {
@@ -130,7 +130,7 @@ fn claim<S: KvStore>(
 /// release wrote here (`layout.rs` asks the store's layout why).
 fn bound(keyed: &Keyed, held: Option<&[u8]>) -> Result<i64> {
     held.map_or(Ok(0), |bytes| {
-        word(bytes).ok_or_else(|| unreadable(&keyed.record_key))
+        word(bytes).ok_or_else(|| unreadable(keyed.record_key()))
     })
 }
 
@@ -142,12 +142,12 @@ pub fn follow<S: KvStore>(store: &Retrying<'_, S>, keyed: &Keyed, id: i64) -> Re
         PetRecord::Committed { json, .. } if json == expected => {
             Ok(Followed::Done(Created::Replayed { id, body: json }))
         }
-        PetRecord::Pending(p) if p.record == expected => {
-            keyed.within_lease(p.started_ms)?;
-            let (now_ms, lease_ms) = (store.now_ms(), keyed.lease.lease_ms);
+        PetRecord::Pending(p) if p.record() == expected => {
+            keyed.within_lease(p.started_ms())?;
+            let (now_ms, lease_ms) = (store.now_ms(), keyed.lease().lease_ms);
             if p.finishable(now_ms, lease_ms) {
                 // The owner's own commit, byte for byte.
-                commit_pet(store, id, &p.record)?;
+                commit_pet(store, id, p.record())?;
                 return Ok(Followed::Done(Created::Pet(keyed.pet(id))));
             }
             // An owner's commit begun in its window may still land, its
@@ -162,7 +162,7 @@ pub fn follow<S: KvStore>(store: &Retrying<'_, S>, keyed: &Keyed, id: i64) -> Re
         // The claim is made only once the pending record is written.
         PetRecord::Absent => Err(ApiError::Internal(format!(
             "{} names pet {id}, which has no record",
-            keyed.record_key
+            keyed.record_key()
         ))),
     }
 }

@@ -31,6 +31,7 @@ pub fn page<S: KvStore>(
         return Ok(None);
     };
     let more = !part.ended || !part.pets.is_empty();
-    let next = more.then(|| Parts::new(Some(part.at), None).cursor());
+    let at = Counted::new(part.position, part.carried, part.since_s);
+    let next = more.then(|| Parts::new(Some(at), None).cursor());
     Ok(Some(Page::new(part.pets, next, part.notes)))
 }

@@ -27,10 +27,10 @@ pub enum End {
 /// The keys a page reads first, batched: its pieces, the list's counter,
 /// the truth of what it carries.
 pub fn first_keys(list: ListName, from: &Counted, limit: usize) -> Vec<String> {
-    let pieces = piece_of(from.position)..=piece_of(from.position + limit.max(1) as i64 - 1);
+    let pieces = piece_of(from.position())..=piece_of(from.position() + limit.max(1) as i64 - 1);
     let mut keys: Vec<String> = pieces.map(|k| piece_key(list, k)).collect();
     keys.extend(list.status().map(counter_key));
-    keys.extend(from.carried.iter().map(|p| Truth::key(list, *p)));
+    keys.extend(from.carried().iter().map(|p| Truth::key(list, *p)));
     keys
 }
 
@@ -46,12 +46,13 @@ pub fn walk<S: KvStore>(
     from: &Counted,
     limit: usize,
 ) -> Result<Option<Part>> {
-    let first = piece_of(from.position);
+    let first = piece_of(from.position());
     let pieces = first..first + limit as i64 / PIECE_LEN + 2;
     // Batched reads: the pieces fetched ahead, decoded, each taken once.
     let ahead = pieces.clone().map(|k| piece_key(list, k));
-    let ahead = ahead.map(|key| reader.holds(&key).then(|| Piece::read(reader.peek(&key))));
-    let (at, ahead, carried) = ((list, first, end), ahead.collect(), from.carried.len());
+    let found = reader.fetched();
+    let ahead = ahead.map(|key| found.holds(&key).then(|| Piece::read(found.peek(&key))));
+    let (at, ahead, carried) = ((list, first, end), ahead.collect(), from.carried().len());
     let mut walk = Walk {
         reader,
         clock,
@@ -97,11 +98,11 @@ pub fn walk<S: KvStore>(
         .extend(if failed.is_empty() { rebuilt } else { failed });
     // A full carry stops the walk where it is: looked at again, as at the
     // end, its positions resolve or are given up, and the walk goes on.
-    if part.ended || part.at.carried.len() >= MAX_CARRIED {
+    if part.ended || part.carried.len() >= MAX_CARRIED {
         part.recheck(walk.reader, clock, list, (carried, limit))?;
         part.seal_old(walk.reader.store(), clock, list)?;
     }
-    sort_by_key(&mut part.pets, |p| p.id);
+    sort_by_key(&mut part.pets, Listed::id);
     Ok(Some(part))
 }
 
@@ -129,16 +130,16 @@ impl<S: KvStore> Walk<'_, '_, S> {
         let (mut added, end) = (Vec::new(), (piece + 1) * PIECE_LEN);
         // The common case: the piece holds every position wanted of it.
         let wanted = self.limit.saturating_sub(self.part.pets.len()) as i64;
-        let last_wanted = end.min(self.part.at.position + wanted - 1);
-        let run = held.range(self.part.at.position, last_wanted);
-        if wanted > 0 && run.len() as i64 == last_wanted - self.part.at.position + 1 {
+        let last_wanted = end.min(self.part.position + wanted - 1);
+        let run = held.range(self.part.position, last_wanted);
+        if wanted > 0 && run.len() as i64 == last_wanted - self.part.position + 1 {
             let run = run.iter().map(|(_, pet)| pet.clone());
             self.part.pets.extend(run);
-            self.part.at.position = last_wanted + 1;
+            self.part.position = last_wanted + 1;
             return Ok(Some(added));
         }
-        while self.part.at.position <= end {
-            let position = self.part.at.position;
+        while self.part.position <= end {
+            let position = self.part.position;
             if self.full() {
                 break;
             } else if let Some(pet) = held.get(position) {
@@ -155,7 +156,7 @@ impl<S: KvStore> Walk<'_, '_, S> {
             } else {
                 return Ok(None);
             }
-            self.part.at.position += 1;
+            self.part.position += 1;
         }
         Ok(Some(added))
     }
@@ -170,7 +171,7 @@ impl<S: KvStore> Walk<'_, '_, S> {
                 self.part.pets.push(pet);
             }
             Truth::Dead => self.empty_left -= 1,
-            Truth::Unresolved(sealable) if self.part.at.carried.len() < MAX_CARRIED => {
+            Truth::Unresolved(sealable) if self.part.carried.len() < MAX_CARRIED => {
                 self.empty_left -= 1;
                 self.part.carry(position, sealable, self.clock);
             }
@@ -185,7 +186,12 @@ impl<S: KvStore> Walk<'_, '_, S> {
     /// Batched, at a gap: the truth of the positions on that their pieces
     /// lack, up to twice what the page needs, so holes cost no more batch.
     fn fetch_truth(&mut self, position: i64, current: &Piece) -> Result<()> {
-        if !self.reader.batched() || self.reader.holds(&Truth::key(self.at.0, position)) {
+        if !self.reader.batched()
+            || self
+                .reader
+                .fetched()
+                .holds(&Truth::key(self.at.0, position))
+        {
             return Ok(());
         }
         let Some(end) = self.last()? else {

@@ -5,11 +5,10 @@ use super::geometry::Geometry;
 use crate::catalogue::created::Result;
 use crate::catalogue::keys::{entry_key, head_key, pet_key};
 use crate::catalogue::record::{encode_pet, persisted, unreadable, words};
-use crate::model::{Pet, PetStatus};
+use crate::model::padded;
+use crate::model::{number, Pet, PetStatus};
 
-/// `petstore-lane 1 <round> <available> <pending> <sold> <status> <id>
-/// <nonce>`, a newline, the round's pet JSON.
-const HEADER: &str = "petstore-lane 1 ";
+const HEADER: &str = Heads::HEADER;
 
 /// A head's pet, made from the pet so that id, status and JSON agree, and
 /// the nonce of its create: id, status, nonce, JSON.
@@ -77,10 +76,10 @@ impl Head {
         let [round, a, p, s, status, id, nonce] = words[..] else {
             return None;
         };
-        let number = |word: &str| word.parse::<u64>().ok();
-        let (round, counts) = (number(round)?, [number(a)?, number(p)?, number(s)?]);
+        let count = |word: &str| Some(number(word)? as u64);
+        let (round, counts) = (count(round)?, [count(a)?, count(p)?, count(s)?]);
         let status = PetStatus::parse(status)?;
-        let (id, nonce) = (id.parse().ok()?, u64::from_str_radix(nonce, 16).ok()?);
+        let (id, nonce) = (number(id)?, padded(nonce, 16, 16)?);
         let pet = Claimed(id, status, nonce, json.to_vec());
         let sound = round >= 1 && counts[status as usize] >= 1;
         sound.then_some(Head(round, counts, Some(pet)))
@@ -120,6 +119,11 @@ pub struct Heads {
 }
 
 impl Heads {
+    /// A head's format (here, where `formats.rs` reads it): `petstore-lane 1
+    /// <round> <available> <pending> <sold> <status> <id> <nonce>`, a
+    /// newline, the round's pet JSON.
+    pub const HEADER: &'static str = "petstore-lane 1 ";
+
     pub fn keys(width: usize) -> impl Iterator<Item = String> {
         (0..width).map(head_key)
     }
@@ -191,11 +195,30 @@ mod tests {
         assert_eq!(json, head.2.unwrap().3);
         assert_eq!(Head::decode("lane:0", None).unwrap(), Head::default());
         assert!(Head::default().stored(0).is_none());
+        let good = "3 1 0 2 sold 33 000000000000feed";
+        assert!(Head::parse(format!("{HEADER}{good}\n{{}}").as_bytes()).is_some());
         for bad in [
-            "petstore-lane 1 0 0 0 0 sold 1 0\n{}",
-            "petstore-lane 1 1 0 0 0 sold 1 0\n{}",
+            "petstore-lane 1 0 0 0 0 sold 1 000000000000feed\n{}",
+            "petstore-lane 1 1 0 0 0 sold 1 000000000000feed\n{}",
             "x",
-        ] {
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain(
+            [
+                "+3 1 0 2 sold 33 000000000000feed",
+                "03 1 0 2 sold 33 000000000000feed",
+                "3 1 0 -2 sold 33 000000000000feed",
+                "3 01 0 2 sold 33 000000000000feed",
+                "3 1 0 2 sold +33 000000000000feed",
+                "3 1 0 2 sold 033 000000000000feed",
+                "3 1 0 2 sold 33 +00000000000feed",
+                "3 1 0 2 sold 33 feed",
+                "3 1 0 2 sold 33 0000000000000feed",
+                "3 1 0 2 sold 33 000000000000FEED",
+            ]
+            .map(|words| format!("{HEADER}{words}\n{{}}")),
+        ) {
             assert!(
                 Head::decode("lane:0", Some(bad.as_bytes())).is_err(),
                 "{bad}"

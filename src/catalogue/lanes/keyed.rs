@@ -8,12 +8,19 @@ use crate::catalogue::counters;
 use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
 use crate::catalogue::record::{unreadable, words};
 use crate::errors::ApiError;
+use crate::model::number;
+use crate::model::padded;
 use crate::retry::Retrying;
 use crate::store::{KvStore, SwapReport};
 
-/// `petstore-intent 1 <lane> <round> <id> <started ms> <nonce>`, a
-/// newline, the pet's JSON.
-const HEADER: &str = "petstore-intent 1 ";
+impl Keyed {
+    /// A lanes keyed create's intent, its record (here, where `formats.rs`
+    /// reads it): `petstore-intent 1 <lane> <round> <id> <started ms>
+    /// <nonce>`, a newline, the pet's JSON.
+    pub const LANES_INTENT: &'static str = "petstore-intent 1 ";
+}
+
+const HEADER: &str = Keyed::LANES_INTENT;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Intent {
@@ -41,6 +48,23 @@ impl Intent {
     }
 }
 
+/// An intent's lane and round; its pet's id, its start, its create's nonce.
+type Words = ((usize, u64), (i64, u64, u64));
+
+/// The words of an intent, strictly (none: unreadable), and its JSON; or
+/// `None` if `bytes` hold no intent.
+fn read(bytes: &[u8]) -> Option<(Option<Words>, &[u8])> {
+    let (words, json) = words(bytes, HEADER)?;
+    let read = || match words[..] {
+        [lane, round, id, started, nonce] => Some((
+            (usize::try_from(number(lane)?).ok()?, number(round)? as u64),
+            (number(id)?, number(started)? as u64, padded(nonce, 16, 16)?),
+        )),
+        _ => None,
+    };
+    Some((read(), json))
+}
+
 struct Key<'k, 's, S: KvStore> {
     store: &'k Retrying<'s, S>,
     keyed: &'k Keyed,
@@ -61,7 +85,7 @@ pub fn create<S: KvStore>(
     };
     let mut backoff = store.backoff();
     loop {
-        let (cas, current) = store.cas_begin(&keyed.record_key)?;
+        let (cas, current) = store.cas_begin(keyed.record_key())?;
         match current.as_deref().map(|held| (key.decode(held), held)) {
             Some((Some(intent), _)) => return key.follow(intent?),
             // A key bound before a move: the moved store's counters part
@@ -72,13 +96,13 @@ pub fn create<S: KvStore>(
                     Followed::Done(created) => return Ok(created),
                     Followed::Abandoned(_) => {}
                 },
-                None => return Err(unreadable(&keyed.record_key)),
+                None => return Err(unreadable(keyed.record_key())),
             },
             None => {}
         }
         let read = lanes()?;
         let lane = first_choice(&read.rounds(), store.random());
-        let intent = key.intent(&read, lane, keyed.lease.now_ms, nonce(store.random()))?;
+        let intent = key.intent(&read, lane, keyed.lease().now_ms, nonce(store.random()))?;
         match store.cas_swap(cas, &intent.encode()) {
             Ok(SwapReport::Swapped) => return key.finish(read, intent),
             Ok(SwapReport::Conflict) => {}
@@ -102,16 +126,9 @@ impl<S: KvStore> Key<'_, '_, S> {
 
     /// The intent `bytes` hold, if an intent: this request's, or a 422.
     fn decode(&self, bytes: &[u8]) -> Option<Result<Intent>> {
-        let (words, json) = words(bytes, HEADER)?;
-        let read = || match words[..] {
-            [lane, round, id, started, nonce] => Some((
-                (lane.parse().ok()?, round.parse().ok()?, id.parse().ok()?),
-                (started.parse().ok()?, u64::from_str_radix(nonce, 16).ok()?),
-            )),
-            _ => None,
-        };
-        let Some(((lane, round, id), (started_ms, nonce))) = read() else {
-            return Some(Err(unreadable(&self.keyed.record_key)));
+        let (read, json) = read(bytes)?;
+        let Some(((lane, round), (id, started_ms, nonce))) = read else {
+            return Some(Err(unreadable(self.keyed.record_key())));
         };
         Some(
             Claimed::of(&self.keyed.pet(id), nonce).and_then(|pet| match pet.json() == json {
@@ -124,7 +141,7 @@ impl<S: KvStore> Key<'_, '_, S> {
     fn read(&self) -> Result<Option<Result<Intent, ApiError>>> {
         Ok(self
             .store
-            .get(&self.keyed.record_key)?
+            .get(self.keyed.record_key())?
             .and_then(|held| self.decode(&held)))
     }
 
@@ -144,7 +161,7 @@ impl<S: KvStore> Key<'_, '_, S> {
             read = (self.lanes)()?;
             let lane = draw(&read.rounds(), Some(intent.lane), store.random());
             let moved = self.intent(&read, lane, intent.started_ms, intent.pet.nonce())?;
-            let (cas, current) = store.cas_begin(&self.keyed.record_key)?;
+            let (cas, current) = store.cas_begin(self.keyed.record_key())?;
             let swapped = match current.and_then(|held| self.decode(&held)) {
                 Some(Ok(held)) if held == intent => store.cas_swap(cas, &moved.encode()),
                 Some(held) => return self.follow(held?),
@@ -178,6 +195,37 @@ impl<S: KvStore> Key<'_, '_, S> {
     }
 
     fn lost(&self) -> ApiError {
-        ApiError::Internal(format!("{} lost its intent", self.keyed.record_key))
+        ApiError::Internal(format!("{} lost its intent", self.keyed.record_key()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_intent_is_read_strictly() {
+        let good = format!("{HEADER}3 7 100 1800000000123 000000000000feed\n{{}}");
+        let words = ((3, 7), (100, 1_800_000_000_123, 0xfeed));
+        assert_eq!(read(good.as_bytes()), Some((Some(words), &b"{}"[..])));
+        assert_eq!(
+            read(b"petstore-intent 2 3 7 100 1 000000000000feed\n{}"),
+            None
+        );
+        for bad in [
+            "+3 7 100 1 000000000000feed",
+            "3 -7 100 1 000000000000feed",
+            "03 7 100 1 000000000000feed",
+            "3 7 0100 1 000000000000feed",
+            "3 7 +100 1 000000000000feed",
+            "3 7 100 01 000000000000feed",
+            "3 7 100 1 +00000000000feed",
+            "3 7 100 1 feed",
+            "3 7 100 1 0000000000000feed",
+            "3 7 100 1",
+        ] {
+            let text = format!("{HEADER}{bad}\n{{}}");
+            assert_eq!(read(text.as_bytes()).map(|r| r.0), Some(None), "{bad}");
+        }
     }
 }

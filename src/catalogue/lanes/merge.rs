@@ -1,16 +1,18 @@
-//! A lanes page: the lanes merged in id order, entries chosen while every
-//! lane's next id is known, what the page lacks read in batches.
+//! A lanes page's merge: the lanes merged in id order from what the page's
+//! batches found (the heads, unless within the rounds stored; the pieces
+//! and pets below them), entries chosen while every lane's next id is
+//! known, and what it lacks next. It reads nothing: `lanes::walk` does.
 
 use std::collections::BTreeMap;
 
 use super::geometry::Geometry;
 use super::head::Heads;
-use super::pieces::Pieces;
+use super::pieces::{first_keys, Pieces};
 use crate::catalogue::created::Result;
 use crate::catalogue::keys::{entry_key, pet_key};
 use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::{write_back, Piece};
-use crate::catalogue::reader::{Reader, BATCH_KEYS};
+use crate::catalogue::piece::write_back;
+use crate::catalogue::reader::{Fetched, BATCH_KEYS};
 use crate::catalogue::record::PetRecord;
 use crate::errors::ApiError;
 use crate::model::ListName;
@@ -37,14 +39,6 @@ impl Part {
         }
     }
 
-    /// Gives back its pets past `limit`: each lane's count follows.
-    pub(super) fn give_back(&mut self, limit: usize, g: &Geometry) {
-        for pet in self.pets.split_off(limit.min(self.pets.len())) {
-            self.lanes[g.place(pet.id).0] -= 1;
-            self.more = true;
-        }
-    }
-
     /// Its writes made (a failure noted): its pets, how far it went in
     /// each lane, whether entries remain, its notes.
     pub fn written(mut self, store: &impl KvStore) -> (Vec<Listed>, Vec<u64>, bool, Vec<String>) {
@@ -53,88 +47,152 @@ impl Part {
     }
 }
 
-/// Up to `limit` pets after `from`: chosen while every lane's next id is
-/// known, what is lacking read in batches (each learns one at least).
-pub fn page<S: KvStore>(
-    reader: &mut Reader<'_, S>,
-    lanes: &Heads,
-    list: ListName,
-    from: Vec<u64>,
-    limit: usize,
-) -> Result<Part> {
-    let end: Vec<u64> = lanes
-        .all()
-        .iter()
-        .map(|h| list.status().map_or(h.round(), |s| h.count(s)))
-        .collect();
-    let next = from.iter().map(|n| n + 1).collect();
-    let (known, chosen, pieces) = (BTreeMap::new(), Vec::new(), Pieces::default());
-    let mut merge = Merge {
-        reader,
-        lanes,
-        list,
-        limit,
-        next,
-        end,
-        known,
-        chosen,
-        pieces,
-    };
-    for (lane, head) in lanes.all().iter().enumerate() {
-        if let Some(last) = head
-            .last()
-            .filter(|last| list.status().is_none_or(|s| s == last.status()))
-        {
-            let pet = Listed::from_json(last.json().to_vec());
-            let pet =
-                pet.ok_or_else(|| ApiError::Internal(format!("lane {lane}'s head holds no pet")))?;
-            merge.known.insert((lane, merge.end[lane]), pet);
-        }
-        let mut index = merge.next[lane];
-        while index <= merge.end[lane] {
-            let key = merge.piece(lane, index);
-            if !merge.pieces.has(&key) && !merge.take_piece(lane, &key) {
-                break;
-            }
-            index = lanes.geometry().after_piece(list, lane, index);
-        }
-    }
-    loop {
-        let blocked = merge.choose();
-        let (keys, asked) = merge.wanted(blocked);
-        if keys.is_empty() {
-            return Ok(merge.finish());
-        }
-        let learned = merge.known.len();
-        merge.reader.fetch(keys)?;
-        merge.take_fetched(asked)?;
-        if merge.known.len() == learned {
-            let list = list.as_str();
-            return Err(ApiError::Internal(format!(
-                "the lanes of {list} lack entries their heads count"
-            )));
-        }
-    }
+/// The heads' keys, and the pieces a page expects to need: what a merge
+/// reads first.
+pub fn read_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
+    let pieces = first_keys(g, list, from, limit);
+    Heads::keys(g.width()).chain(pieces).collect()
 }
 
-struct Merge<'m, 's, S: KvStore> {
-    reader: &'m mut Reader<'s, S>,
-    lanes: &'m Heads,
+/// The lanes merged in id order, from what a page's batches found: it says
+/// what it lacks ([`Merge::lacking`]), takes what the next batch found,
+/// and chooses entries while every lane's next id is known.
+pub struct Merge {
+    g: Geometry,
     list: ListName,
     limit: usize,
-    /// Per lane: the next entry to consider, and the last.
+    from: Vec<u64>,
+    /// The rounds every lane had stored, while the page lies in them: no
+    /// head is read. Else `None`, and the rounds the heads say, once read.
+    stored: Option<u64>,
+    rounds: u64,
+    /// Per lane: the next entry to consider, and the last (none before the
+    /// heads are known).
     next: Vec<u64>,
     end: Vec<u64>,
     known: BTreeMap<(usize, u64), Listed>,
     chosen: Vec<(usize, u64)>,
     pieces: Pieces,
+    /// What its next batch reads, and the entries that batch is for.
+    lacking: Vec<String>,
+    asked: Vec<(usize, u64)>,
 }
 
-impl<S: KvStore> Merge<'_, '_, S> {
+impl Merge {
+    /// Up to `limit` pets after `from`; first the heads (with the pieces it
+    /// expects to need), unless the page lies in the rounds `stored`.
+    pub fn new(
+        g: Geometry,
+        list: ListName,
+        from: Vec<u64>,
+        stored: Option<u64>,
+        limit: usize,
+    ) -> Merge {
+        let lacking = match stored {
+            Some(_) => Vec::new(),
+            None => read_keys(&g, list, &from, limit),
+        };
+        Merge {
+            g,
+            list,
+            limit,
+            from,
+            stored,
+            rounds: 0,
+            next: Vec::new(),
+            end: Vec::new(),
+            known: BTreeMap::new(),
+            chosen: Vec::new(),
+            pieces: Pieces::default(),
+            lacking,
+            asked: Vec::new(),
+        }
+    }
+
+    /// The keys its next batch reads.
+    pub fn lacking(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.lacking)
+    }
+
+    /// Takes what the batches `found`; whether merged ([`Merge::part`]).
+    /// Within the rounds stored, an entry absent there (or a page short)
+    /// reads the heads.
+    pub fn take(&mut self, found: &Fetched) -> Result<bool> {
+        match (self.merged(found), self.stored) {
+            (Ok(true), Some(_)) if self.chosen.len() < self.limit => {}
+            (Err(ApiError::Internal(_)), Some(_)) => {}
+            (merged, _) => return merged,
+        }
+        let from = std::mem::take(&mut self.from);
+        *self = Merge::new(self.g, self.list, from, None, self.limit);
+        Ok(false)
+    }
+
+    /// Whether it lacks nothing more ([`Merge::lacking`]): the heads
+    /// first, then the pieces and pets below them.
+    fn merged(&mut self, found: &Fetched) -> Result<bool> {
+        if self.end.is_empty() {
+            self.begin(found)?;
+        } else {
+            let learned = self.known.len();
+            self.take_fetched(found)?;
+            if self.known.len() == learned {
+                let list = self.list.as_str();
+                return Err(ApiError::Internal(format!(
+                    "the lanes of {list} lack entries their heads count"
+                )));
+            }
+        }
+        let blocked = self.choose();
+        self.wanted(blocked, found);
+        // Done once every entry chosen is known (`part` takes each): one a
+        // batch before this merge fetched is taken on the next call.
+        Ok(self.asked.is_empty())
+    }
+
+    /// The heads (past the rounds stored, if the page lies in them): where
+    /// each lane ends, what its head holds; the pieces fetched of its next
+    /// entries.
+    fn begin(&mut self, found: &Fetched) -> Result<()> {
+        let (list, g) = (self.list, self.g);
+        let heads = match self.stored {
+            Some(rounds) => Heads::past(g, rounds),
+            None => Heads::read(g, |key| found.peek(key))?,
+        };
+        self.rounds = self.stored.unwrap_or_else(|| heads.stored_rounds());
+        self.end = heads
+            .all()
+            .iter()
+            .map(|h| list.status().map_or(h.round(), |s| h.count(s)))
+            .collect();
+        self.next = self.from.iter().map(|n| n + 1).collect();
+        for (lane, head) in heads.all().iter().enumerate() {
+            if let Some(last) = head
+                .last()
+                .filter(|last| list.status().is_none_or(|s| s == last.status()))
+            {
+                let pet = Listed::from_json(last.json().to_vec());
+                let pet = pet.ok_or_else(|| {
+                    ApiError::Internal(format!("lane {lane}'s head holds no pet"))
+                })?;
+                self.known.insert((lane, self.end[lane]), pet);
+            }
+            let mut index = self.next[lane];
+            while index <= self.end[lane] {
+                let key = self.piece(lane, index);
+                if !self.pieces.has(&key) && !self.take_piece(lane, &key, found) {
+                    break;
+                }
+                index = g.after_piece(list, lane, index);
+            }
+        }
+        Ok(())
+    }
+
     fn id_of(&self, lane: usize, index: u64) -> Option<i64> {
         match self.list {
-            ListName::All => Some(self.lanes.geometry().id(lane, index)),
-            ListName::Status(_) => self.known.get(&(lane, index)).map(|pet| pet.id),
+            ListName::All => Some(self.g.id(lane, index)),
+            ListName::Status(_) => self.known.get(&(lane, index)).map(Listed::id),
         }
     }
 
@@ -164,9 +222,9 @@ impl<S: KvStore> Merge<'_, '_, S> {
         self.next[lane] <= self.end[lane] && !self.known.contains_key(&(lane, self.next[lane]))
     }
 
-    /// The keys that let the page go on: the chosen entries' pets, a
-    /// blocking lane's next ones, their pieces; and those entries.
-    fn wanted(&self, blocked: bool) -> (Vec<String>, Vec<(usize, u64)>) {
+    /// What lets the page go on: the chosen entries' pets, a blocking
+    /// lane's next ones, their pieces; the keys of those not `found`.
+    fn wanted(&mut self, blocked: bool, found: &Fetched) {
         let mut asked = self.chosen.clone();
         if blocked {
             // The lanes whose next entry is unknown share what the page
@@ -188,7 +246,7 @@ impl<S: KvStore> Merge<'_, '_, S> {
                 keys.push(piece);
             }
             let truth = self.truth_key(*lane, *index);
-            if !self.reader.holds(&truth) {
+            if !found.holds(&truth) {
                 keys.push(truth);
             }
             if keys.len() >= BATCH_KEYS {
@@ -196,26 +254,26 @@ impl<S: KvStore> Merge<'_, '_, S> {
             }
         }
         keys.truncate(BATCH_KEYS);
-        (keys, asked)
+        (self.lacking, self.asked) = (keys, asked);
     }
 
     fn truth_key(&self, lane: usize, index: u64) -> String {
         match self.list.status() {
-            None => pet_key(self.lanes.geometry().id(lane, index)),
+            None => pet_key(self.g.id(lane, index)),
             Some(status) => entry_key(status, lane, index),
         }
     }
 
     fn piece(&self, lane: usize, index: u64) -> String {
-        self.lanes.geometry().piece(self.list, lane, index)
+        self.g.piece(self.list, lane, index)
     }
 
-    fn take_piece(&mut self, lane: usize, key: &str) -> bool {
-        if !self.reader.holds(key) {
+    fn take_piece(&mut self, lane: usize, key: &str, found: &Fetched) -> bool {
+        if !found.holds(key) {
             return false;
         }
-        let (g, read) = (*self.lanes.geometry(), Piece::read(self.reader.peek(key)));
-        for (position, pet) in self.pieces.absorb(key, read).to_vec() {
+        let g = self.g;
+        for (position, pet) in self.pieces.absorb(key, found.peek(key)).to_vec() {
             let place = match self.list {
                 ListName::All if position >= g.base() => g.place(position),
                 ListName::All => continue,
@@ -229,17 +287,17 @@ impl<S: KvStore> Merge<'_, '_, S> {
     }
 
     /// What the last batch fetched: pieces, then pets below their heads.
-    fn take_fetched(&mut self, asked: Vec<(usize, u64)>) -> Result<()> {
-        for (lane, index) in asked {
+    fn take_fetched(&mut self, found: &Fetched) -> Result<()> {
+        for (lane, index) in std::mem::take(&mut self.asked) {
             let piece = self.piece(lane, index);
             if !self.pieces.has(&piece) {
-                self.take_piece(lane, &piece);
+                self.take_piece(lane, &piece, found);
             }
             let truth = self.truth_key(lane, index);
-            if self.known.contains_key(&(lane, index)) || !self.reader.holds(&truth) {
+            if self.known.contains_key(&(lane, index)) || !found.holds(&truth) {
                 continue;
             }
-            let value = self.reader.peek(&truth).map(<[u8]>::to_vec);
+            let value = found.peek(&truth).map(<[u8]>::to_vec);
             let json = match self.list.status() {
                 None => match PetRecord::of(&truth, value)? {
                     PetRecord::Committed { json, .. } => Some(json),
@@ -255,21 +313,23 @@ impl<S: KvStore> Merge<'_, '_, S> {
         Ok(())
     }
 
-    fn finish(mut self) -> Part {
+    /// The lanes' part of the page merged, and the rounds every lane had
+    /// stored.
+    pub fn part(mut self) -> (Part, u64) {
         let lanes: Vec<u64> = self.next.iter().map(|n| n - 1).collect();
         let more = lanes.iter().zip(&self.end).any(|(at, end)| at < end);
         let pets = self.chosen.iter().map(|entry| self.known[entry].clone());
         let mut part = Part::new(pets.collect(), lanes, more);
         for ((lane, index), pet) in &self.known {
             let position = match self.list {
-                ListName::All => pet.id,
+                ListName::All => pet.id(),
                 ListName::Status(_) => *index as i64,
             };
-            let piece = self.lanes.geometry().piece(self.list, *lane, *index);
+            let piece = self.g.piece(self.list, *lane, *index);
             self.pieces.learn(&piece, position, pet);
         }
         part.writes = self.pieces.repairs();
         part.notes = std::mem::take(&mut self.pieces.notes);
-        part
+        (part, self.rounds)
     }
 }

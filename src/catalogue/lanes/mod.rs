@@ -9,12 +9,15 @@ mod head;
 mod keyed;
 mod merge;
 mod pieces;
+mod settle;
 
 pub use create::{create, heads};
 pub use geometry::{Geometry, WIDTH};
 pub use head::Heads;
 pub use keyed::create as keyed;
-pub use merge::Part;
+pub use merge::{read_keys, Part};
+
+use merge::Merge;
 
 use crate::catalogue::created::{Page, Result};
 use crate::catalogue::cursor::{Laned, Parts};
@@ -22,7 +25,6 @@ use crate::catalogue::keys::{block_key, head_key, pet_key};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
 use crate::catalogue::record::{listed, PetRecord};
-use crate::errors::ApiError;
 use crate::model::ListName;
 use crate::store::KvStore;
 
@@ -39,22 +41,25 @@ pub struct Plan {
     at: (Option<u64>, bool),
     /// The rounds every lane had stored, if the page lies in them.
     stored: Option<u64>,
+    /// Pets its walk reads (a status page from a known position: to the
+    /// end of the block it ends in).
+    wanted: usize,
     keys: Vec<String>,
 }
 
 impl Plan {
     pub fn new(g: &Geometry, list: ListName, laned: Option<&Laned>, limit: usize) -> Plan {
-        let own = laned.is_none_or(|l| l.lanes.len() == g.width());
-        let word = laned.filter(|_| own).map_or(0, |l| l.word);
-        let mut from = laned.map_or(Vec::new(), |l| l.lanes.clone());
+        let own = laned.is_none_or(|l| l.lanes().len() == g.width());
+        let word = laned.filter(|_| own).map_or(0, Laned::word);
+        let mut from = laned.map_or(Vec::new(), |l| l.lanes().to_vec());
         from.resize(g.width(), 0);
         let at = own.then(|| blocks::start(list, &from, word));
         let at = at.unwrap_or((None, false));
         let reach = reach(list, &from, word, limit).filter(|_| own);
+        let wanted = blocks::extended(list, at.0, limit);
         let keys = match (at, reach) {
             ((Some(at), true), _) => blocks::keys(list, at, limit),
             _ if list != ListName::All => {
-                let wanted = blocks::extended(list, at.0, limit);
                 let mut keys = read_keys(g, list, &from, wanted);
                 // The blocks of its pets and the next page's: it writes
                 // those absent, and its cursor says if the next are there.
@@ -80,6 +85,7 @@ impl Plan {
             from,
             at,
             stored,
+            wanted,
             keys,
         }
     }
@@ -87,12 +93,6 @@ impl Plan {
     pub fn keys(&self) -> &[String] {
         &self.keys
     }
-}
-
-/// The heads' keys, and the pieces a page expects to need.
-pub fn read_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
-    let pieces = pieces::first_keys(g, list, from, limit);
-    Heads::keys(g.width()).chain(pieces).collect()
 }
 
 /// The last round the unfiltered list's page reaches, if it lies in the
@@ -106,20 +106,21 @@ fn reach(list: ListName, from: &[u64], stored: u64, limit: usize) -> Option<u64>
     })
 }
 
-/// The page `plan` planned, and what it learned written back.
+/// The page `plan` planned: the blocks fetched with `ctr:id`, if they hold
+/// it; else the lanes walked, and a status's blocks settled. What it
+/// learned is written back.
 pub fn page<S: KvStore>(reader: &mut Reader<'_, S>, g: &Geometry, plan: &Plan) -> Result<Page> {
-    let ((list, limit), from, (at, blocks)) = (plan.of, plan.from.clone(), plan.at);
-    let served = blocks
-        .then(|| blocks::page(reader, g, list, from.clone(), limit))
-        .flatten();
-    let (part, word) = match served {
-        Some(served) => served,
-        None if list == ListName::All => walk(reader, g, list, from, plan.stored, limit)?,
+    let ((list, limit), (at, blocks)) = (plan.of, plan.at);
+    let held = match blocks {
+        true => blocks::held(g, list, plan.from.clone(), limit, reader.fetched()),
+        false => None,
+    };
+    let (part, word) = match held {
+        Some(held) => held,
         None => {
-            let wanted = blocks::extended(list, at, limit);
-            let (mut part, rounds) = walk(reader, g, list, from, None, wanted)?;
-            let word = blocks::settle(reader, g, list, (at, rounds), &mut part, limit);
-            (part, word)
+            let (from, stored) = (plan.from.clone(), plan.stored);
+            let walked = walk(reader, g, list, from, stored, plan.wanted)?;
+            settle::settle(g, plan.of, at, walked, reader.fetched())
         }
     };
     let (pets, lanes, more, notes) = part.written(reader.store());
@@ -130,29 +131,20 @@ pub fn page<S: KvStore>(reader: &mut Reader<'_, S>, g: &Geometry, plan: &Plan) -
 
 /// The lanes' part of a page, and the rounds every lane had stored: within
 /// those `stored` says, no head is read, unless an entry is absent there.
+/// Its reads: what the merge lacks, a batch at a time.
 pub fn walk<S: KvStore>(
     reader: &mut Reader<'_, S>,
     g: &Geometry,
     list: ListName,
     from: Vec<u64>,
-    mut stored: Option<u64>,
+    stored: Option<u64>,
     limit: usize,
 ) -> Result<(Part, u64)> {
+    let mut merge = Merge::new(*g, list, from, stored, limit);
     loop {
-        let heads = match stored {
-            Some(rounds) => Heads::past(*g, rounds),
-            None => {
-                reader.fetch(read_keys(g, list, &from, limit))?;
-                Heads::read(*g, |key| reader.peek(key))?
-            }
-        };
-        let merged = merge::page(reader, &heads, list, from.clone(), limit);
-        match (merged, stored) {
-            (Ok(part), Some(rounds)) if part.pets.len() == limit => return Ok((part, rounds)),
-            (Ok(part), None) => return Ok((part, heads.stored_rounds())),
-            (Err(e), None) => return Err(e),
-            (Err(e), _) if !matches!(e, ApiError::Internal(_)) => return Err(e),
-            _ => stored = None,
+        reader.fetch(merge.lacking())?;
+        if merge.take(reader.fetched())? {
+            return Ok(merge.part());
         }
     }
 }

@@ -53,8 +53,9 @@ impl Pieces {
         self.read.binary_search_by(|(k, _)| k.as_str().cmp(key))
     }
 
-    pub fn absorb(&mut self, key: &str, read: Result<Option<Piece>, String>) -> &[(i64, Listed)] {
-        let read = match read {
+    /// The piece at `key`, as a batch found it (`value`): read once, kept.
+    pub fn absorb(&mut self, key: &str, value: Option<&[u8]>) -> &[(i64, Listed)] {
+        let read = match Piece::read(value) {
             Ok(Some(piece)) => (piece, false),
             Ok(None) => (Piece::default(), true),
             Err(e) => {

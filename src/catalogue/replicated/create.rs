@@ -8,7 +8,7 @@ use crate::catalogue::keys::pet_key;
 use crate::catalogue::reader::{found as found_in, Found};
 use crate::catalogue::record::{encode_pet, first_line, stamped, unreadable};
 use crate::errors::ApiError;
-use crate::model::NewPet;
+use crate::model::{number, NewPet};
 use crate::retry::Retrying;
 use crate::store::KvStore;
 
@@ -20,32 +20,32 @@ const DRAWS: usize = 3;
 /// pages list only what is older, so no write lands behind a walk.
 pub const LANDS_WITHIN_MS: u64 = 1_000;
 /// A keyed create's record: `petstore-replicated-key 1 <id>\n<json>`.
-const RECORD: &str = "petstore-replicated-key 1 ";
+pub(crate) const RECORD: &str = "petstore-replicated-key 1 ";
 
-/// The create's time (its place in the lists), an id drawn at random, and
-/// the keys its create reads first: the id's `pet:`, the key's record.
+/// The create's place in the lists: its time, and an id drawn at random,
+/// whose keys (its `pet:`, the key's record) its create reads first.
 pub struct Draw {
-    t_ms: u64,
-    id: i64,
-    keys: Vec<String>,
+    place: Placed,
 }
 
 impl Draw {
-    pub fn new<S: KvStore>(store: &Retrying<'_, S>, keyed: Option<&Keyed>) -> Draw {
-        Draw::at(store.now_ms(), store, keyed)
+    pub fn new<S: KvStore>(store: &Retrying<'_, S>) -> Draw {
+        Draw::at(store.now_ms(), store)
     }
 
-    fn at<S: KvStore>(t_ms: u64, store: &Retrying<'_, S>, keyed: Option<&Keyed>) -> Draw {
+    fn at<S: KvStore>(t_ms: u64, store: &Retrying<'_, S>) -> Draw {
         let random = store.random();
         let id = (u64::from_le_bytes(random[..8].try_into().unwrap_or_default()) >> (64 - ID_BITS))
             .max(1) as i64;
-        let mut keys = vec![pet_key(id)];
-        keys.extend(keyed.map(|k| k.record_key.clone()));
-        Draw { t_ms, id, keys }
+        // At least 1: a pet's place, always.
+        let place = Placed::new(t_ms, id).unwrap_or_default();
+        Draw { place }
     }
 
-    pub fn keys(&self) -> &[String] {
-        &self.keys
+    pub fn keys(&self, keyed: Option<&Keyed>) -> Vec<String> {
+        let mut keys = vec![pet_key(self.place.id())];
+        keys.extend(keyed.map(|k| k.record_key().to_string()));
+        keys
     }
 }
 
@@ -60,18 +60,16 @@ pub fn create<S: KvStore>(
     keyed: Option<&Keyed>,
     mut mark: Option<(String, Vec<u8>)>,
 ) -> Result<Created> {
-    let t_ms = draw.t_ms;
+    let t_ms = draw.place.t_ms();
     for tries in 1..=DRAWS {
         if tries > 1 {
-            draw = Draw::at(t_ms, store, keyed);
-            found = store.get_many(draw.keys())?;
+            draw = Draw::at(t_ms, store);
+            found = store.get_many(&draw.keys(keyed))?;
         }
-        let (id, key) = (draw.id, pet_key(draw.id));
+        let (id, key) = (draw.place.id(), pet_key(draw.place.id()));
         let value = |k: &str| found_in(&found, k);
-        if let Some((keyed, bytes)) = keyed.and_then(|k| Some((k, value(&k.record_key)?))) {
-            let (id, body) = first_line(bytes.strip_prefix(RECORD.as_bytes()).unwrap_or_default())
-                .and_then(|(id, body)| Some((id.parse().ok()?, body.to_vec())))
-                .ok_or_else(|| unreadable(&keyed.record_key))?;
+        if let Some((keyed, bytes)) = keyed.and_then(|k| Some((k, value(k.record_key())?))) {
+            let (id, body) = record(bytes).ok_or_else(|| unreadable(keyed.record_key()))?;
             if encode_pet(&keyed.pet(id))? != body {
                 return Err(ApiError::IdempotencyKeyReused);
             }
@@ -87,15 +85,12 @@ pub fn create<S: KvStore>(
         }
         let pet = new.into_pet(id);
         let json = encode_pet(&pet)?;
-        let entry = Entry {
-            place: Placed { t_ms, id },
-            status: pet.status,
-        };
+        let entry = Entry::created(draw.place, pet.status);
         // The record names its time: a page mends a half from either key.
         let mut writes = vec![(key, stamped(t_ms, &json)), (entry.key(), json.clone())];
         if let Some(keyed) = keyed {
             writes.push((
-                keyed.record_key.clone(),
+                keyed.record_key().to_string(),
                 [format!("{RECORD}{id}\n").as_bytes(), &json].concat(),
             ));
         }
@@ -112,4 +107,26 @@ pub fn create<S: KvStore>(
         return Ok(Created::Pet(pet));
     }
     Err(failed("every id drawn was taken"))
+}
+
+/// The id and JSON of a keyed create's record, strictly.
+fn record(bytes: &[u8]) -> Option<(i64, Vec<u8>)> {
+    let (id, body) = first_line(bytes.strip_prefix(RECORD.as_bytes())?)?;
+    Some((number(id)?, body.to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_keyed_record_names_its_id_strictly() {
+        let good = format!("{RECORD}42\n{{}}");
+        assert_eq!(record(good.as_bytes()), Some((42, b"{}".to_vec())));
+        for bad in ["+42", "-42", "042", "4 2", "", "42a"] {
+            let text = format!("{RECORD}{bad}\n{{}}");
+            assert_eq!(record(text.as_bytes()), None, "{bad}");
+        }
+        assert_eq!(record(b"petstore-replicated-key 2 42\n{}"), None);
+    }
 }

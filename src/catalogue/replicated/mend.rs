@@ -28,9 +28,11 @@ pub fn mend<S: KvStore>(store: &S, keys: &[String], horizon: u64) -> Result<(Vec
     }
     let (mut found, mut listed_ids) = (Ids::new(pets.len()), Ids::new(entries.len()));
     pets.iter().for_each(|id| found.insert(*id));
-    entries.iter().for_each(|e| listed_ids.insert(e.place.id));
+    entries
+        .iter()
+        .for_each(|e| listed_ids.insert(e.place().id()));
     let mut reads = Vec::new();
-    let petless = |e: &&Entry| e.place.t_ms <= horizon && !found.has(e.place.id);
+    let petless = |e: &&Entry| e.place().t_ms() <= horizon && !found.has(e.place().id());
     entries
         .iter()
         .filter(petless)
@@ -47,14 +49,14 @@ pub fn mend<S: KvStore>(store: &S, keys: &[String], horizon: u64) -> Result<(Vec
             let Some(value) = found_in(&found, key) else {
                 continue;
             };
-            if let Some(Entry { place, .. }) = Entry::parse(key) {
-                writes.push((pet_key(place.id), stamped(place.t_ms, value)));
-                times.push(place.t_ms);
+            if let Some(place) = Entry::parse(key).as_ref().map(Entry::place) {
+                writes.push((pet_key(place.id()), stamped(place.t_ms(), value)));
+                times.push(place.t_ms());
             } else if let Some((t_ms, json)) = stamp(value).filter(|(t, _)| *t <= horizon) {
-                let id = id(key).unwrap_or_default();
-                if let Some(status) = listed(key, json.to_vec())?.status() {
-                    let place = Placed { t_ms, id };
-                    writes.push((Entry { place, status }.key(), json.to_vec()));
+                let status = listed(key, json.to_vec())?.status();
+                let place = id(key).and_then(|id| Placed::new(t_ms, id));
+                if let Some(entry) = place.zip(status).and_then(|(p, s)| Entry::new(p, s)) {
+                    writes.push((entry.key(), json.to_vec()));
                     times.push(t_ms);
                 }
             }

@@ -8,6 +8,8 @@ mod mend;
 mod pieces;
 
 pub use create::Draw;
+pub(super) use create::RECORD;
+pub(super) use pieces::HEADER as PIECE;
 
 use super::created::{Clock, Created, Keyed, Page};
 use super::cursor::{Parts, Placed};
@@ -38,10 +40,10 @@ pub fn first_keys(list: ListName, parts: &Parts) -> Vec<String> {
 /// Where a page starts: `None` for the other build's cursor (its walk has
 /// ended here); else the piece hinted, if any.
 fn start(parts: &Parts) -> Option<Option<u64>> {
-    if parts.counted.is_some() || parts.laned.is_some() {
+    if parts.counted().is_some() || parts.laned().is_some() {
         return None;
     }
-    Some(parts.placed.map_or(Some(0), |_| parts.piece))
+    Some(parts.placed().map_or(Some(0), |_| parts.piece()))
 }
 
 /// A page of what has settled by `horizon` (`settle`: the delays of
@@ -61,7 +63,7 @@ pub fn page<S: KvStore>(
         horizon,
         query,
     };
-    walk.pieces(found, hint, parts.placed, interval)
+    walk.pieces(found, hint, parts.placed(), interval)
 }
 
 /// A create; keyed, once per key within a replica's reach, from the first
@@ -113,23 +115,23 @@ impl<S: KvStore> Walk<'_, S> {
         let (mut covered, mut chain) = (at, (hint == Some(0)).then_some(Placed::default()));
         loop {
             let from = match pieces.get_mut(i).and_then(Option::take) {
-                Some(piece) if piece.start <= covered => {
+                Some(piece) if piece.start() <= covered => {
                     let before = shown.len();
-                    let past = piece.entries.iter().filter(|e| e.place > at);
+                    let past = piece.entries().iter().filter(|e| e.place() > at);
                     shown.extend(past.take(limit - before).cloned());
                     if shown.len() > before {
-                        (at, last) = (shown[shown.len() - 1].place, n + i as u64);
+                        (at, last) = (shown[shown.len() - 1].place(), n + i as u64);
                     }
-                    let stale = piece.made_ms.saturating_add(interval) < self.horizon;
+                    let stale = piece.made_ms().saturating_add(interval) < self.horizon;
                     if shown.len() == limit || !(piece.full() || stale) {
                         break;
                     }
                     if piece.full() {
-                        chain = piece.entries.last().map(|e| e.place);
+                        chain = piece.entries().last().map(Entry::place);
                         (covered, i) = (covered.max(chain.unwrap_or_default()), i + 1);
                         continue;
                     }
-                    Some(piece.start)
+                    Some(piece.start())
                 }
                 Some(_) => None,
                 None => chain,
@@ -143,7 +145,7 @@ impl<S: KvStore> Walk<'_, S> {
             let fresh = make(&entries, list, from.unwrap_or_default(), horizon);
             if from.is_none() {
                 // The whole list's pieces, read from the one past `at`.
-                let past = |p: &Piece| p.entries.last().is_some_and(|e| e.place > at);
+                let past = |p: &Piece| p.entries().last().is_some_and(|e| e.place() > at);
                 (n, i) = (0, fresh.iter().take_while(|p| p.full() && !past(p)).count());
                 pieces.clear();
             } else {
@@ -180,9 +182,7 @@ impl<S: KvStore> Walk<'_, S> {
             }
         }
         // The list's end links on too; the empty page ends a walk.
-        let next = entries
-            .last()
-            .map(|e| Parts::placed(e.place, last).cursor());
+        let next = entries.last().map(|e| e.place().cursor(last));
         Ok(Page::new(pets, next, notes))
     }
 }

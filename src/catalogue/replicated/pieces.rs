@@ -12,7 +12,8 @@ pub const PIECE_ENTRIES: usize = 200;
 /// Pieces one page writes at most: a store the 1.x edge build filled gets
 /// its pieces a few at a time, within Akamai's 50 writes/s.
 pub const PIECES_WRITTEN: usize = 10;
-const HEADER: &str = "petstore-replicated-piece 1 ";
+/// An index piece's header: [`Piece`].
+pub(crate) const HEADER: &str = "petstore-replicated-piece 1 ";
 
 /// `petstore-replicated-piece 1 <start t> <start id> <made ms>`, then an
 /// entry's key a line.
@@ -20,11 +21,12 @@ const HEADER: &str = "petstore-replicated-piece 1 ";
 pub struct Piece {
     /// The place its entries follow (`0 0`: the list's start): the last
     /// entry of the piece before it.
-    pub start: Placed,
+    start: Placed,
     /// The horizon it was made at: it holds every entry of its list past
     /// `start` created by then (the first 200, if full).
-    pub made_ms: u64,
-    pub entries: Vec<Entry>,
+    made_ms: u64,
+    /// Past `start`, ascending, [`PIECE_ENTRIES`] at most.
+    entries: Vec<Entry>,
 }
 
 pub fn piece_key(list: ListName, n: u64) -> String {
@@ -32,12 +34,47 @@ pub fn piece_key(list: ListName, n: u64) -> String {
 }
 
 impl Piece {
+    /// A piece past `start` made at `made_ms`, no entry yet.
+    fn new(start: Placed, made_ms: u64) -> Piece {
+        let entries = Vec::new();
+        Piece {
+            start,
+            made_ms,
+            entries,
+        }
+    }
+
+    /// Adds `entry` past its last, unless full: whether it did.
+    fn push(&mut self, entry: Entry) -> bool {
+        let last = self.entries.last().map_or(self.start, Entry::place);
+        let follows = entry.place() > last && !self.full();
+        if follows {
+            self.entries.push(entry);
+        }
+        follows
+    }
+
+    #[inline]
+    pub fn start(&self) -> Placed {
+        self.start
+    }
+
+    #[inline]
+    pub fn made_ms(&self) -> u64 {
+        self.made_ms
+    }
+
+    #[inline]
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
     pub fn full(&self) -> bool {
         self.entries.len() == PIECE_ENTRIES
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let Placed { t_ms, id } = self.start;
+        let (t_ms, id) = (self.start.t_ms(), self.start.id());
         let mut text = format!("{HEADER}{t_ms} {id} {}", self.made_ms);
         for entry in &self.entries {
             text.push('\n');
@@ -53,18 +90,16 @@ impl Piece {
         let mut head = lines.next()?.strip_prefix(HEADER)?.split(' ');
         let mut next = || Some(number(head.next()?)? as u64);
         let (t_ms, id, made_ms) = (next()?, next()? as i64, next()?);
-        let start = Placed { t_ms, id };
-        let mut piece = Piece {
-            start,
-            made_ms,
-            entries: Vec::new(),
+        let start = match (t_ms, id) {
+            (0, 0) => Placed::default(),
+            _ => Placed::new(t_ms, id)?,
         };
+        let mut piece = Piece::new(start, made_ms);
         for line in head.chain(lines) {
-            let last = piece.entries.last().map_or(start, |e| e.place);
-            let entry = Entry::parse(line).filter(|e| e.place > last && e.in_list(list))?;
-            piece.entries.push(entry);
+            let entry = Entry::parse(line).filter(|e| e.in_list(list))?;
+            piece.push(entry).then_some(())?;
         }
-        (piece.entries.len() <= PIECE_ENTRIES).then_some(piece)
+        Some(piece)
     }
 }
 
@@ -72,26 +107,22 @@ impl Piece {
 /// past `start` created by `horizon`, 200 a piece, the last open (maybe
 /// empty).
 pub fn make(entries: &[Entry], list: ListName, start: Placed, horizon: u64) -> Vec<Piece> {
-    let after = |e: &&Entry| e.in_list(list) && e.place > start && e.place.t_ms <= horizon;
+    let after = |e: &&Entry| e.in_list(list) && e.place() > start && e.place().t_ms() <= horizon;
     let mut entries: Vec<Entry> = entries.iter().filter(after).cloned().collect();
-    entries.sort_unstable_by_key(|e| e.place);
+    entries.sort_unstable_by_key(Entry::place);
     let (mut pieces, mut start) = (Vec::new(), start);
     for chunk in entries.chunks(PIECE_ENTRIES) {
-        let entries = chunk.to_vec();
-        pieces.push(Piece {
-            start,
-            made_ms: horizon,
-            entries,
-        });
-        start = chunk[chunk.len() - 1].place;
+        let mut piece = Piece::new(start, horizon);
+        for entry in chunk {
+            // Sorted and past `start`, 200 at most: each follows the last.
+            let follows = piece.push(entry.clone());
+            debug_assert!(follows);
+        }
+        pieces.push(piece);
+        start = chunk[chunk.len() - 1].place();
     }
     if pieces.last().is_none_or(Piece::full) {
-        let entries = Vec::new();
-        pieces.push(Piece {
-            start,
-            made_ms: horizon,
-            entries,
-        });
+        pieces.push(Piece::new(start, horizon));
     }
     pieces
 }
@@ -102,8 +133,7 @@ mod tests {
     use crate::model::PetStatus;
 
     fn entry(t_ms: u64, id: i64, status: PetStatus) -> Entry {
-        let place = Placed { t_ms, id };
-        Entry { place, status }
+        Entry::new(Placed::new(t_ms, id).unwrap(), status).unwrap()
     }
 
     #[test]
@@ -116,19 +146,10 @@ mod tests {
         let pieces = make(&entries, ListName::All, Placed::default(), 1_999);
         let sizes: Vec<usize> = pieces.iter().map(|p| p.entries.len()).collect();
         assert_eq!(sizes, [200, 200, 50]);
+        assert_eq!(pieces[1].start, Placed::new(1_200, 1_400).unwrap());
         assert_eq!(
-            pieces[1].start,
-            Placed {
-                t_ms: 1_200,
-                id: 1_400
-            }
-        );
-        assert_eq!(
-            pieces[2].entries[0].place,
-            Placed {
-                t_ms: 1_401,
-                id: 2_807
-            }
+            pieces[2].entries[0].place(),
+            Placed::new(1_401, 2_807).unwrap()
         );
         for piece in &pieces {
             let bytes = piece.encode();
@@ -146,11 +167,14 @@ mod tests {
             exact.iter().map(|p| p.entries.len()).collect::<Vec<_>>(),
             [200, 0]
         );
-        assert_eq!(exact[1].start, exact[0].entries[199].place);
+        assert_eq!(exact[1].start, exact[0].entries[199].place());
         let bad = [
             "petstore-replicated-piece 1 0 0",
             "petstore-replicated-piece 1 0 0 5 6",
             "petstore-replicated-piece 1 0 0 05",
+            "petstore-replicated-piece 1 +1 0 5",
+            "petstore-replicated-piece 1 0 -1 5",
+            "petstore-replicated-piece 1 01 0 5",
             "petstore-replicated-piece 2 0 0 5",
             "petstore-replicated-piece 1 9 9 5\nixr:0000000000001:0000000000000001:sold",
             "petstore-replicated-piece 1 0 0 5\nixr:0000000000001:0000000000000001:sold\n",
