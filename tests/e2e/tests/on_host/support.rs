@@ -61,7 +61,15 @@ impl Server {
 /// `redis-server` of its own), served on a free loopback port by a 2-thread
 /// runtime (requests run truly in parallel, as on Spin).
 pub fn serve(backend: Backend) -> Server {
-    serve_app(loaded(), backend)
+    // Declared as operators must: a Redis store's counters are text, which
+    // a store declared `spin` (SQLite's 8 bytes) refuses.
+    match backend {
+        Backend::Redis => serve_app(
+            loaded().with_variables(&[("key_value_backend", "redis")]),
+            backend,
+        ),
+        _ => serve_app(loaded(), backend),
+    }
 }
 
 /// Any application on a fresh store on `backend`.

@@ -1,6 +1,7 @@
 //! The ideal store, in memory: every call atomic, a swap fails exactly when
-//! the key changed since `cas.new`, counters as decimal text. No backend's
-//! quirks: those come from the real engines (`sqlite`, `redis`).
+//! the key changed since `cas.new`, counters as 8 bytes little-endian, as
+//! Spin's default store keeps them (a store declared `spin` is read as on
+//! SQLite). No backend's quirks: those come from the real engines.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -76,8 +77,12 @@ impl MemoryEngine {
     }
 }
 
+/// 8 bytes little-endian, or decimal text (a counter another engine wrote).
 fn decode_counter(value: &[u8]) -> Option<i64> {
-    std::str::from_utf8(value).ok()?.parse().ok()
+    match <[u8; 8]>::try_from(value) {
+        Ok(bytes) if !value.iter().all(u8::is_ascii_digit) => Some(i64::from_le_bytes(bytes)),
+        _ => std::str::from_utf8(value).ok()?.parse().ok(),
+    }
 }
 
 struct MemoryCas {
@@ -142,7 +147,7 @@ impl Engine for MemoryEngine {
         let next = current
             .checked_add(delta)
             .ok_or_else(|| KvError::Store("increment overflows".into()))?;
-        data.write(key, next.to_string().into_bytes(), true);
+        data.write(key, next.to_le_bytes().to_vec(), true);
         Ok(next)
     }
 
