@@ -4,6 +4,7 @@
 //! fails here. Its cost table states the host calls each backend makes, in
 //! each layout, as counted here.
 
+use petstore::catalogue::formats::{Format, FORMATS};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -51,16 +52,12 @@ fn the_layout_doc_lists_every_format_the_code_reads() {
         .lines()
         .filter(|l| l.starts_with("| `"))
         .collect();
-    let formats = petstore::catalogue::formats::FORMATS;
+    let formats = FORMATS;
     let in_code: Vec<String> = formats
         .iter()
         .map(|f| {
-            let (key, shape, why, read_by) = (f.key, f.shape(), f.why, f.read_by);
-            let written = if f.written.is_empty() {
-                "—"
-            } else {
-                f.written
-            };
+            let (Format(key, _, written, why, read_by), shape) = (f, f.shape());
+            let written = if written.is_empty() { "—" } else { written };
             format!("| `{key}` | {shape} | {written} | {why} | `{read_by}` |")
         })
         .collect();
@@ -80,13 +77,14 @@ fn the_layout_doc_lists_every_format_the_code_reads() {
             }
         }
     }
-    for f in formats {
-        assert!(root.join(f.read_by).exists(), "{}", f.read_by);
+    for &Format(_, (header, _), _, _, read_by) in formats {
+        assert!(root.join(read_by).exists(), "{read_by}");
         // Its header, a string literal in one file of the catalogue only.
-        let header = String::from_utf8_lossy(f.header).replace('\n', "\\n");
+        let once = header.is_empty();
+        let header = String::from_utf8_lossy(header).replace('\n', "\\n");
         let literal = format!("\"{header}\"");
         let declared = sources.iter().map(|s| s.matches(&literal).count());
-        let once = f.header.is_empty() || declared.sum::<usize>() == 1;
+        let once = once || declared.sum::<usize>() == 1;
         assert!(once, "{literal}: declared once in src/catalogue/");
     }
 }

@@ -102,15 +102,12 @@ pub enum WordRead {
 /// A conditional write lost a race: what Spin's `aws_dynamo` backend
 /// reports from a contended `increment`, and no other backend can.
 pub fn shows_dynamodb(failure: &StoreError) -> bool {
-    let (e, names) = (
-        &failure.0,
-        [
-            "ConditionalCheck",
-            "TransactionCancel",
-            "TransactionConflict",
-        ],
-    );
-    names.iter().any(|name| e.contains(name))
+    let names = [
+        "ConditionalCheck",
+        "TransactionCancel",
+        "TransactionConflict",
+    ];
+    names.iter().any(|name| failure.0.contains(name))
 }
 
 /// A SQLite file another process holds: a write that read in its

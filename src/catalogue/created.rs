@@ -155,18 +155,15 @@ impl Keyed {
         }
     }
 
-    #[inline]
     pub fn record_key(&self) -> &str {
         &self.record_key
     }
 
     /// The pet asked for.
-    #[inline]
     pub fn asked(&self) -> &NewPet {
         &self.new
     }
 
-    #[inline]
     pub fn lease(&self) -> Lease {
         self.lease
     }

@@ -13,46 +13,29 @@ use super::created::Keyed;
 use super::lanes::{Geometry, Heads};
 use super::{piece, record, replicated};
 
-/// A row: the key (or `cursor`), the value's shape, the releases that write
-/// it, why it stays, and the one module that reads it, strictly.
+/// A row: the key (or `cursor`); the value's header (its module's const,
+/// empty: none) and its shape after the header, as the doc writes it; the
+/// releases that write it; why it stays; the one module that reads it,
+/// strictly.
 #[derive(Debug, Clone, Copy)]
-pub struct Format {
-    pub key: &'static str,
-    /// The value's header, its module's const (empty: none).
-    pub header: &'static [u8],
-    /// The shape after the header, as the doc writes it.
-    pub rest: &'static str,
-    pub written: &'static str,
-    pub why: &'static str,
-    pub read_by: &'static str,
-}
+pub struct Format(
+    pub &'static str,
+    pub (&'static [u8], &'static str),
+    pub &'static str,
+    pub &'static str,
+    pub &'static str,
+);
 
 impl Format {
     /// The shape as the doc writes it: `` `<header>`` (a newline as `\n`),
     /// then the rest; or the rest alone.
     pub fn shape(&self) -> String {
-        let header = String::from_utf8_lossy(self.header).replace('\n', "\\n");
+        let (header, rest) = self.1;
+        let header = String::from_utf8_lossy(header).replace('\n', "\\n");
         match header.is_empty() {
-            true => self.rest.to_string(),
-            false => format!("`{header}{}", self.rest),
+            true => rest.to_string(),
+            false => format!("`{header}{rest}"),
         }
-    }
-}
-
-const fn row(
-    key: &'static str,
-    (header, rest): (&'static [u8], &'static str),
-    written: &'static str,
-    why: &'static str,
-    read_by: &'static str,
-) -> Format {
-    Format {
-        key,
-        header,
-        rest,
-        written,
-        why,
-        read_by,
     }
 }
 
@@ -71,36 +54,36 @@ const LANES: &str = Geometry::MARK;
 /// Every stored format and cursor part this release reads.
 #[rustfmt::skip]
 pub const FORMATS: &[Format] = &[
-    row("ctr:id", bare("nothing"), "", "a store no create ran on", "layout.rs"),
-    row("ctr:id", bare("a counter (SQLite: 8 bytes little-endian; else decimal)"), "1.0.0–2.1.1", "the counters layout", "layout.rs"),
-    row("ctr:id", headed(LANES, "1 <base> <last> <moved ms>`"), "1.3.0", "stores 1.3.0 claimed keep their 16 lanes", "layout.rs"),
-    row("ctr:id", headed(LANES, "2 <base> <last> <moved ms>[ lanes=<n>]`"), "1.4.0–2.1.1", "lanes: 32, or `lanes=` of them (1 to 64; read since 2.0.0)", "layout.rs"),
-    row("ctr:id", (replicated::MARK, "`"), "1.5.0–2.1.1 (edge)", "the replicated layout", "layout.rs"),
-    row("ctr:{status}", bare("a counter"), "1.0.0–2.1.1", "a counters status list's last position", "counters/walk.rs"),
-    row("slot:{status}:{n}", bare("an id (`0`: given up)"), "1.0.0–2.1.1", "a counters status list's position", "counters/carry.rs"),
-    row("pet:{id}", bare("the pet's JSON"), "1.0.0–2.1.1", "a counters pet", "record.rs"),
-    row("pet:{id}", headed(record::PENDING, "<position> <start ms>\\n<JSON>` (start 0: given up)"), "1.1.0–2.1.1", "a counters keyed create's stage", "record.rs"),
-    row("pet:{id}", headed(record::PERSISTED, "<nonce>\\n<JSON>`"), "1.3.0–2.1.1", "a lanes pet (a replicated one to 2.0.0) and its create", "record.rs"),
-    row("pet:{id}", headed(record::PERSISTED, "+<t>\\n<JSON>`"), "2.1.0–2.1.1 (edge)", "a replicated pet and its create's time (13 digits; 2.0.0 reads `+<t>` as a nonce): a half-applied create is mended from it", "record.rs"),
-    row("idem:{sha256}", bare("a counter: 0, or a pet's id"), "1.1.0–2.1.1", "a counters keyed create's word", "counters/keyed.rs"),
-    row("idem:{sha256}", headed(Keyed::LANES_INTENT, "<lane> <round> <id> <start ms> <nonce>\\n<JSON>`"), "1.3.0–2.1.1", "a lanes keyed create's intent", "lanes/keyed.rs"),
-    row("idem:{sha256}", headed(replicated::RECORD, "<id>\\n<JSON>`"), "1.5.0–2.1.1 (edge)", "a replicated keyed create's record", "replicated/create.rs"),
-    row("ix2:{list}:{k}", headed(piece::HEADER, "`, then `<position> <id> <JSON>` lines"), "1.1.0–2.1.1", "a counters list's piece", "piece.rs"),
-    row("hole:{list}:{n}", bare("Unix ms"), "1.3.0–2.1.1", "when a position was first found long empty", "counters/carry.rs"),
-    row("lane:{k}", headed(Heads::HEADER, "<round> <a> <p> <s> <status> <id> <nonce>\\n<JSON>`"), "1.3.0–2.1.1", "a lane's head", "lanes/head.rs"),
-    row("sx:{status}:{k}:{p}", bare("the pet's JSON"), "1.3.0–2.1.1", "a lane's pet of a status", "lanes/merge.rs"),
-    row("ix3:{list}:…", bare("an index piece, as `ix2`"), "1.3.0–2.1.1", "a lanes piece: of ids, or of a lane's status", "piece.rs"),
-    row("ixm:{status}:{j}", bare("an index piece, as `ix2`"), "1.7.0–2.1.1", "a status list's settled block", "piece.rs"),
-    row("ixr:{t}:{id}:{status}", bare("the pet's JSON"), "1.5.0–2.1.1 (edge)", "a replicated list entry", "replicated/entry.rs"),
-    row("ixp:{list}:{n}", headed(replicated::PIECE, "<start t> <start id> <made ms>`, then an entry's key a line"), "2.1.0–2.1.1 (edge)", "a replicated list's index piece: 200 entries, the last piece open", "replicated/pieces.rs"),
-    row("cursor", bare("`c<position>`"), "1.0.0–2.1.1", "a counters walk", "cursor.rs"),
-    row("cursor", bare("`c<position>u<below>(-<below>)…_<since s>`"), "1.3.0–2.1.1", "the positions a counters walk carries", "cursor.rs"),
-    row("cursor", bare("`l<base>.<digit per lane>` or `l<n>(-<n>)…`"), "1.3.0–2.1.1", "a lanes walk (16 or 32 lanes; up to 64, each of 15 digits at most, read since 2.0.0)", "cursor.rs"),
-    row("cursor", bare("`c…l…`"), "1.3.0–2.1.1", "a walk of a moved store", "cursor.rs"),
-    row("cursor", bare("`l…_<n>`"), "1.6.0–2.1.1", "rounds stored (unfiltered); exact to a block (status, 1.7.0)", "cursor.rs"),
-    row("cursor", bare("`r<t>.<id>`"), "1.5.0–2.1.1 (edge)", "a replicated walk; a walk's end elsewhere", "cursor.rs"),
-    row("cursor", bare("`r<t>.<id>_p<n>`"), "2.1.0–2.1.1 (edge)", "the index piece a replicated walk is in: a hint, checked (2.0.0 ignores it)", "cursor.rs"),
-    row("cursor", bare("up to 3 words `_<a-z><0-9 a-z>…` (1 to 18 long) at the end"), "2.1.0–2.1.1 (`_p<n>`, edge)", "a later 2.x release's savings, ignored (after `l…_<n>` since 1.5.1, any part since 2.0.0)", "cursor.rs"),
+    Format("ctr:id", bare("nothing"), "", "a store no create ran on", "layout.rs"),
+    Format("ctr:id", bare("a counter (SQLite: 8 bytes little-endian; else decimal)"), "1.0.0–2.1.1", "the counters layout", "layout.rs"),
+    Format("ctr:id", headed(LANES, "1 <base> <last> <moved ms>`"), "1.3.0", "stores 1.3.0 claimed keep their 16 lanes", "layout.rs"),
+    Format("ctr:id", headed(LANES, "2 <base> <last> <moved ms>[ lanes=<n>]`"), "1.4.0–2.1.1", "lanes: 32, or `lanes=` of them (1 to 64; read since 2.0.0)", "layout.rs"),
+    Format("ctr:id", (replicated::MARK, "`"), "1.5.0–2.1.1 (edge)", "the replicated layout", "layout.rs"),
+    Format("ctr:{status}", bare("a counter"), "1.0.0–2.1.1", "a counters status list's last position", "counters/walk.rs"),
+    Format("slot:{status}:{n}", bare("an id (`0`: given up)"), "1.0.0–2.1.1", "a counters status list's position", "counters/carry.rs"),
+    Format("pet:{id}", bare("the pet's JSON"), "1.0.0–2.1.1", "a counters pet", "record.rs"),
+    Format("pet:{id}", headed(record::PENDING, "<position> <start ms>\\n<JSON>` (start 0: given up)"), "1.1.0–2.1.1", "a counters keyed create's stage", "record.rs"),
+    Format("pet:{id}", headed(record::PERSISTED, "<nonce>\\n<JSON>`"), "1.3.0–2.1.1", "a lanes pet (a replicated one to 2.0.0) and its create", "record.rs"),
+    Format("pet:{id}", headed(record::PERSISTED, "+<t>\\n<JSON>`"), "2.1.0–2.1.1 (edge)", "a replicated pet and its create's time (13 digits; 2.0.0 reads `+<t>` as a nonce): a half-applied create is mended from it", "record.rs"),
+    Format("idem:{sha256}", bare("a counter: 0, or a pet's id"), "1.1.0–2.1.1", "a counters keyed create's word", "counters/keyed.rs"),
+    Format("idem:{sha256}", headed(Keyed::LANES_INTENT, "<lane> <round> <id> <start ms> <nonce>\\n<JSON>`"), "1.3.0–2.1.1", "a lanes keyed create's intent", "lanes/keyed.rs"),
+    Format("idem:{sha256}", headed(replicated::RECORD, "<id>\\n<JSON>`"), "1.5.0–2.1.1 (edge)", "a replicated keyed create's record", "replicated/create.rs"),
+    Format("ix2:{list}:{k}", headed(piece::HEADER, "`, then `<position> <id> <JSON>` lines"), "1.1.0–2.1.1", "a counters list's piece", "piece.rs"),
+    Format("hole:{list}:{n}", bare("Unix ms"), "1.3.0–2.1.1", "when a position was first found long empty", "counters/carry.rs"),
+    Format("lane:{k}", headed(Heads::HEADER, "<round> <a> <p> <s> <status> <id> <nonce>\\n<JSON>`"), "1.3.0–2.1.1", "a lane's head", "lanes/head.rs"),
+    Format("sx:{status}:{k}:{p}", bare("the pet's JSON"), "1.3.0–2.1.1", "a lane's pet of a status", "lanes/merge.rs"),
+    Format("ix3:{list}:…", bare("an index piece, as `ix2`"), "1.3.0–2.1.1", "a lanes piece: of ids, or of a lane's status", "piece.rs"),
+    Format("ixm:{status}:{j}", bare("an index piece, as `ix2`"), "1.7.0–2.1.1", "a status list's settled block", "piece.rs"),
+    Format("ixr:{t}:{id}:{status}", bare("the pet's JSON"), "1.5.0–2.1.1 (edge)", "a replicated list entry", "replicated/entry.rs"),
+    Format("ixp:{list}:{n}", headed(replicated::PIECE, "<start t> <start id> <made ms>`, then an entry's key a line"), "2.1.0–2.1.1 (edge)", "a replicated list's index piece: 200 entries, the last piece open", "replicated/pieces.rs"),
+    Format("cursor", bare("`c<position>`"), "1.0.0–2.1.1", "a counters walk", "cursor.rs"),
+    Format("cursor", bare("`c<position>u<below>(-<below>)…_<since s>`"), "1.3.0–2.1.1", "the positions a counters walk carries", "cursor.rs"),
+    Format("cursor", bare("`l<base>.<digit per lane>` or `l<n>(-<n>)…`"), "1.3.0–2.1.1", "a lanes walk (16 or 32 lanes; up to 64, each of 15 digits at most, read since 2.0.0)", "cursor.rs"),
+    Format("cursor", bare("`c…l…`"), "1.3.0–2.1.1", "a walk of a moved store", "cursor.rs"),
+    Format("cursor", bare("`l…_<n>`"), "1.6.0–2.1.1", "rounds stored (unfiltered); exact to a block (status, 1.7.0)", "cursor.rs"),
+    Format("cursor", bare("`r<t>.<id>`"), "1.5.0–2.1.1 (edge)", "a replicated walk; a walk's end elsewhere", "cursor.rs"),
+    Format("cursor", bare("`r<t>.<id>_p<n>`"), "2.1.0–2.1.1 (edge)", "the index piece a replicated walk is in: a hint, checked (2.0.0 ignores it)", "cursor.rs"),
+    Format("cursor", bare("up to 3 words `_<a-z><0-9 a-z>…` (1 to 18 long) at the end"), "2.1.0–2.1.1 (`_p<n>`, edge)", "a later 2.x release's savings, ignored (after `l…_<n>` since 1.5.1, any part since 2.0.0)", "cursor.rs"),
 ];
 
 #[cfg(test)]
@@ -113,7 +96,7 @@ mod tests {
     fn each_header_is_its_own() {
         let headers: Vec<&[u8]> = FORMATS
             .iter()
-            .map(|f| f.header)
+            .map(|f| f.1 .0)
             .filter(|h| !h.is_empty())
             .collect();
         for (i, a) in headers.iter().enumerate() {
@@ -130,7 +113,7 @@ mod tests {
         assert_eq!(distinct.len(), 9, "{distinct:?}");
         let pending = FORMATS
             .iter()
-            .find(|f| f.header == record::PENDING.as_bytes());
+            .find(|f| f.1 .0 == record::PENDING.as_bytes());
         assert_eq!(
             pending.map(Format::shape).as_deref(),
             Some("`petstore-pending 1\\n<position> <start ms>\\n<JSON>` (start 0: given up)")

@@ -2,9 +2,10 @@
 //! writes `ctr:id` or names a layout: what it holds, read strictly, becomes
 //! one [`Layout`] a request; a store not served, a typed [`Refusal`].
 
+use super::backend::KvBackend;
 use super::created::{Deployment, LayoutName, Result, CATALOGUE_LAYOUT};
 use super::keys::{decode_counter, ID_COUNTER};
-use super::{backend::KvBackend, reader::found as found_in};
+use super::reader::found as found_in;
 use super::{cursor::Parts, lanes::Geometry, refusal::Refusal, replicated};
 use crate::errors::{ApiError, Misconfiguration};
 use crate::store::KvStore;
@@ -220,8 +221,10 @@ impl<'a, S: KvStore> Word<'a, S> {
     /// The layout `ctr:id` says, in what a `get-many` [`Word::with`] found.
     #[cfg(feature = "edge")]
     pub fn found(&self, found: &[(String, Vec<u8>)]) -> Result<Layout> {
-        let held = self.held(found_in(found, ID_COUNTER))?;
-        Ok(Layout::of(held, &Parts::default()))
+        Ok(Layout::of(
+            self.held(found_in(found, ID_COUNTER))?,
+            &Parts::default(),
+        ))
     }
 
     /// A record no layout of this build writes (500): `ctr:id` may say why.

@@ -23,7 +23,6 @@ impl Listed {
         Listed { id, text, span }
     }
 
-    #[inline]
     pub fn id(&self) -> i64 {
         self.id
     }

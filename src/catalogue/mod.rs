@@ -35,12 +35,20 @@ pub use backend::KvBackend;
 pub use created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page, CATALOGUE_LAYOUT};
 pub use keys::{decode_counter, PIECE_LEN};
 pub use layout::BUILT;
-
-/// This build's catalogue: the edge build imports no atomics.
-#[cfg(not(feature = "edge"))]
-pub use atomic::Catalogue;
-#[cfg(feature = "edge")]
-pub use edge::Catalogue;
 pub use listed::{pets_body, Listed};
 pub use record::{encode_pet, PetRecord, COMMIT_WITHIN_MS, SEAL_AFTER_MS};
-pub use refusal::Refusal;
+
+use crate::store::KvStore;
+
+/// This build's catalogue over a store: its requests are served in
+/// `atomic.rs`, or in the edge build, which imports no atomics, `edge.rs`.
+pub struct Catalogue<'a, S: KvStore> {
+    store: &'a S,
+    deployment: &'a dyn Deployment,
+}
+
+impl<'a, S: KvStore> Catalogue<'a, S> {
+    pub fn new(store: &'a S, deployment: &'a dyn Deployment) -> Self {
+        Catalogue { store, deployment }
+    }
+}

@@ -37,17 +37,14 @@ impl Counted {
         }
     }
 
-    #[inline]
     pub fn position(&self) -> i64 {
         self.position
     }
 
-    #[inline]
     pub fn carried(&self) -> &[i64] {
         &self.carried
     }
 
-    #[inline]
     pub fn since_s(&self) -> u64 {
         self.since_s
     }
@@ -69,12 +66,10 @@ impl Laned {
         Laned { lanes, word }
     }
 
-    #[inline]
     pub fn lanes(&self) -> &[u64] {
         &self.lanes
     }
 
-    #[inline]
     pub fn word(&self) -> u64 {
         self.word
     }
@@ -94,12 +89,10 @@ impl Placed {
         (id >= 1).then_some(Placed { t_ms, id })
     }
 
-    #[inline]
     pub fn t_ms(self) -> u64 {
         self.t_ms
     }
 
-    #[inline]
     pub fn id(self) -> i64 {
         self.id
     }

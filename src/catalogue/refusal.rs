@@ -28,31 +28,23 @@ pub enum Refusal {
 impl Refusal {
     /// The lanes layout on a backend without an atomic put-if-absent.
     pub fn lanes_on(word: Vec<u8>) -> Refusal {
-        Refusal::Rule(
-            Some(word),
-            ", the lanes layout, which runs on aws_dynamo only: \
-            set key_value_backend to the runtime config's type",
-        )
+        let why = ", the lanes layout, which runs on aws_dynamo only: set key_value_backend to \
+            the runtime config's type";
+        Refusal::Rule(Some(word), why)
     }
 
     /// A counter in text where `increment` takes 8 bytes (SQLite).
     pub fn not_sqlite(word: Vec<u8>) -> Refusal {
-        Refusal::Rule(
-            Some(word),
-            ", a counter as Redis and DynamoDB write it, which \
-            SQLite's increment cannot take: key_value_backend is spin; set it to the runtime \
-            config's type",
-        )
+        let why = ", a counter as Redis and DynamoDB write it, which SQLite's increment cannot \
+            take: key_value_backend is spin; set it to the runtime config's type";
+        Refusal::Rule(Some(word), why)
     }
 
     /// A lanes store, and this instance set to `counters`.
     pub fn not_lanes() -> Refusal {
-        Refusal::Rule(
-            None,
-            "'counters', but the store holds the lanes layout, which this \
-            instance does not write: set it to 'lanes' (docs/operations.md, \"Moving a store \
-            to lanes\")",
-        )
+        let why = "'counters', but the store holds the lanes layout, which this instance does \
+            not write: set it to 'lanes' (docs/operations.md, \"Moving a store to lanes\")";
+        Refusal::Rule(None, why)
     }
 }
 
@@ -97,5 +89,56 @@ fn shown(word: &[u8], f: &mut fmt::Formatter<'_>) -> fmt::Result {
             Some(n) => write!(f, "SQLite's 8-byte counter {n}"),
             None => write!(f, "{} bytes that are not text", word.len()),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each refusal's log text, whole: what `ctr:id` holds, then why.
+    #[test]
+    fn each_refusal_names_what_the_store_holds_and_why() {
+        let mark = crate::catalogue::replicated::MARK.to_vec();
+        let said = |r: Refusal| r.to_string();
+        assert_eq!(
+            said(Refusal::OtherBuild(mark.clone(), false)),
+            "the store's 'ctr:id' holds 'petstore-replicated 1', a store of the edge build \
+             (spin-edge.toml); this instance is the default build (spin.toml): serve that store \
+             with the other build"
+        );
+        assert_eq!(
+            said(Refusal::OtherBuild(7i64.to_le_bytes().to_vec(), true)),
+            "the store's 'ctr:id' holds SQLite's 8-byte counter 7, a store of the default build \
+             (spin.toml); this instance is the edge build (spin-edge.toml): serve that store \
+             with the other build"
+        );
+        assert_eq!(
+            said(Refusal::Unknown(vec![0xff; 3], true)),
+            "the store's 'ctr:id' holds 3 bytes that are not text, a format no release of the \
+             edge build (spin-edge.toml) up to 2.1.1 writes: serve it with the release that \
+             wrote it"
+        );
+        assert_eq!(
+            said(Refusal::Unknown(b"x".to_vec(), false)),
+            "the store's 'ctr:id' holds 'x', a format no release of the default build \
+             (spin.toml) up to 2.1.1 writes: serve it with the release that wrote it"
+        );
+        assert_eq!(
+            said(Refusal::lanes_on(b"2".to_vec())),
+            "the store's 'ctr:id' holds '2', the lanes layout, which runs on aws_dynamo only: \
+             set key_value_backend to the runtime config's type"
+        );
+        assert_eq!(
+            said(Refusal::not_sqlite(b"12".to_vec())),
+            "the store's 'ctr:id' holds '12', a counter as Redis and DynamoDB write it, which \
+             SQLite's increment cannot take: key_value_backend is spin; set it to the runtime \
+             config's type"
+        );
+        assert_eq!(
+            said(Refusal::not_lanes()),
+            "'counters', but the store holds the lanes layout, which this instance does not \
+             write: set it to 'lanes' (docs/operations.md, \"Moving a store to lanes\")"
+        );
     }
 }
