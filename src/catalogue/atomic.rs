@@ -96,16 +96,15 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         if backend.atomic_batches() {
             store = store.escalating(ATOMIC_BATCHES_ESCALATIONS);
         }
-        let (word, wanted) = (
-            Word::new(self.store, self.deployment)?,
-            self.deployment.wanted()?,
-        );
+        let word = Word::new(self.store, self.deployment)?;
+        let wanted = self.deployment.wanted()?;
         let keyed = key.map(|(key, lease)| Keyed::new(key, new.clone(), lease));
         let created = word.create(&store, wanted, (new, keyed.as_ref()));
-        created.map_err(|e| match (word.checked(e, Some(wanted)), &keyed) {
-            (e, Some(_)) => Keyed::unavailable(e),
-            (e, None) => e,
-        })
+        let created = created.map_err(|e| word.checked(e, Some(wanted)));
+        match keyed {
+            Some(_) => created.map_err(Keyed::unavailable),
+            None => created,
+        }
     }
 
     pub fn health(&self, now_ms: u64) -> Result<String> {

@@ -40,8 +40,10 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         replicated::page(self.store, &found, (clock, query, &parts), settle)
     }
 
-    /// A create, keyed or not. Retried briefly: a failure is an outage or
-    /// the quota, never a race.
+    /// A create, keyed or not, retried briefly: a failure is an outage or
+    /// the quota, never a race. Its first `get-many` reads `ctr:id` with the
+    /// drawn id's keys (the other build's store refused there): a store
+    /// that holds nothing yet gets the mark with the pet.
     pub fn create(
         &self,
         platform: &dyn Platform,
@@ -50,28 +52,18 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
     ) -> Result<Created> {
         self.deployment.wanted()?;
         let store = Retrying::new(self.store, platform, Policy::BRIEF);
-        let Some((key, lease)) = key else {
-            return self.create_on(&store, new, None);
-        };
-        let keyed = Keyed::new(key, new.clone(), lease);
-        self.create_on(&store, new, Some(&keyed))
-            .map_err(Keyed::unavailable)
-    }
-
-    /// Its first `get-many` reads `ctr:id` with the drawn id's keys (the
-    /// other build's store refused there): a store that holds nothing yet
-    /// gets the mark with the pet.
-    fn create_on(
-        &self,
-        store: &Retrying<'_, S>,
-        new: NewPet,
-        keyed: Option<&Keyed>,
-    ) -> Result<Created> {
-        let word = Word::new(self.store, self.deployment)?;
-        let draw = replicated::Draw::new(store);
-        let found = store.get_many(&word.with(draw.keys(keyed)))?;
-        let mark = word.found(&found)?.mark();
-        replicated::create(store, (draw, found), new, keyed, mark)
+        let keyed = key.map(|(key, lease)| Keyed::new(key, new.clone(), lease));
+        let created = (|| {
+            let word = Word::new(self.store, self.deployment)?;
+            let draw = replicated::Draw::new(&store);
+            let found = store.get_many(&word.with(draw.keys(keyed.as_ref())))?;
+            let mark = word.found(&found)?.mark();
+            replicated::create(&store, (draw, found), new, keyed.as_ref(), mark)
+        })();
+        match keyed {
+            Some(_) => created.map_err(Keyed::unavailable),
+            None => created,
+        }
     }
 
     pub fn health(&self, _now_ms: u64) -> Result<String> {
