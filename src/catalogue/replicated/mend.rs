@@ -26,12 +26,21 @@ pub fn mend<S: KvStore>(store: &S, keys: &[String], horizon: u64) -> Result<(Vec
             None => pets.extend(id(key)),
         }
     }
-    let entered: Vec<i64> = entries.iter().map(|e| e.place().id()).collect();
-    let (found, entered) = (Ids::of(&pets), Ids::of(&entered));
+    let (mut found, mut listed_ids) = (Ids::new(pets.len()), Ids::new(entries.len()));
+    pets.iter().for_each(|id| found.insert(*id));
+    entries
+        .iter()
+        .for_each(|e| listed_ids.insert(e.place().id()));
+    let mut reads = Vec::new();
     let petless = |e: &&Entry| e.place().t_ms() <= horizon && !found.has(e.place().id());
-    let petless = entries.iter().filter(petless).map(Entry::key);
-    let lone = pets.iter().filter(|id| !entered.has(**id));
-    let reads: Vec<String> = petless.chain(lone.map(|id| pet_key(*id))).collect();
+    entries
+        .iter()
+        .filter(petless)
+        .for_each(|e| reads.push(e.key()));
+    let lone = |id: &&i64| !listed_ids.has(**id);
+    pets.iter()
+        .filter(lone)
+        .for_each(|id| reads.push(pet_key(*id)));
     // The halves missing, each at its create's time.
     let (mut writes, mut times) = (Vec::new(), Vec::new());
     for chunk in reads.chunks(BATCH_KEYS) {
@@ -70,13 +79,13 @@ pub fn mend<S: KvStore>(store: &S, keys: &[String], horizon: u64) -> Result<(Vec
 struct Ids(Vec<i64>);
 
 impl Ids {
-    fn of(ids: &[i64]) -> Ids {
-        let mut set = Ids(vec![0; (2 * ids.len()).next_power_of_two()]);
-        for id in ids {
-            let i = set.slot(*id);
-            set.0[i] = *id;
-        }
-        set
+    fn new(n: usize) -> Ids {
+        Ids(vec![0; (2 * n).next_power_of_two()])
+    }
+
+    fn insert(&mut self, id: i64) {
+        let i = self.slot(id);
+        self.0[i] = id;
     }
 
     /// Where `id` is, or the free slot it would take.
