@@ -183,28 +183,24 @@ impl Parts {
     pub fn cursor(&self) -> Cursor {
         let mut text = String::new();
         if let Some(c) = &self.counted {
-            text += &format!("c{}", c.position());
-            for (i, p) in c.carried().iter().enumerate() {
-                let sep = if i == 0 { 'u' } else { '-' };
-                text += &format!("{sep}{}", base36((c.position() - p) as u64));
-            }
-            if !c.carried().is_empty() {
-                text += &format!("_{}", c.since_s());
+            let (at, carried) = (c.position(), c.carried());
+            text += &format!("c{at}");
+            let below: Vec<String> = carried.iter().map(|p| base36((at - p) as u64)).collect();
+            if !below.is_empty() {
+                text += &format!("u{}_{}", below.join("-"), c.since_s());
             }
         }
         if let Some(laned) = &self.laned {
             let (lanes, word) = (laned.lanes(), laned.word());
             let base = lanes.iter().copied().min().unwrap_or(0);
-            let digits = lanes.iter().all(|n| n - base < 36);
-            text.push('l');
-            for (i, n) in lanes.iter().enumerate() {
-                text += &match (digits, i) {
-                    (true, 0) => format!("{base}.{}", base36(n - base)),
-                    (true, _) => base36(n - base),
-                    (false, 0) => n.to_string(),
-                    (false, _) => format!("-{n}"),
-                };
-            }
+            // A base-36 digit per lane where each is within 35 of the least.
+            let dot = lanes.iter().all(|n| n - base < 36);
+            let each = |n: &u64| if dot { base36(n - base) } else { n.to_string() };
+            let each: Vec<String> = lanes.iter().map(each).collect();
+            text += &match dot {
+                true => format!("l{base}.{}", each.concat()),
+                false => format!("l{}", each.join("-")),
+            };
             if word > 0 {
                 text += &format!("_{word}");
             }
@@ -214,14 +210,11 @@ impl Parts {
     }
 }
 
-fn base36(mut n: u64) -> String {
-    let mut digits = Vec::new();
-    loop {
-        digits.push(char::from_digit((n % 36) as u32, 36).unwrap_or('0'));
-        n /= 36;
-        if n == 0 {
-            return digits.iter().rev().collect();
-        }
+fn base36(n: u64) -> String {
+    let digit = char::from_digit((n % 36) as u32, 36).unwrap_or('0');
+    match n / 36 {
+        0 => digit.to_string(),
+        more => format!("{}{digit}", base36(more)),
     }
 }
 

@@ -28,7 +28,7 @@ mod piece;
 mod reader;
 mod record;
 mod refusal;
-#[cfg_attr(not(feature = "edge"), allow(dead_code))]
+#[cfg_attr(not(feature = "edge"), allow(dead_code, unused_imports))]
 mod replicated;
 
 pub use backend::KvBackend;

@@ -63,16 +63,9 @@ impl Piece {
         while at < b.len() {
             let line = at + 1;
             let end = memchr::memchr(b'\n', &b[line.min(b.len())..]).map_or(b.len(), |n| line + n);
-            let entry = (b[at] == b'\n')
-                .then(|| Piece::entry(&text, line, end))
-                .flatten();
-            let Some(entry) = entry else {
-                return Err(format!(
-                    "bad line '{}'",
-                    text.get(line.min(end)..end).unwrap_or("")
-                ));
-            };
-            entries.push(entry);
+            let entry = (b[at] == b'\n').then(|| Piece::entry(&text, line, end));
+            let bad = || format!("bad line '{}'", text.get(line.min(end)..end).unwrap_or(""));
+            entries.push(entry.flatten().ok_or_else(bad)?);
             at = end;
         }
         let mut piece = Piece { entries };

@@ -4,8 +4,7 @@
 use super::created::Result;
 use super::listed::Listed;
 use crate::errors::ApiError;
-use crate::model::padded;
-use crate::model::{number, Pet};
+use crate::model::{number, padded, Pet};
 
 /// How long after it began a counters create may still commit (ms).
 pub const COMMIT_WITHIN_MS: u64 = 20_000;
@@ -137,11 +136,8 @@ pub fn stamped(t_ms: u64, json: &[u8]) -> Vec<u8> {
 /// The create's time and the JSON of a record [`stamped`] wrote, strictly:
 /// `+` then 13 digits.
 pub fn stamp(bytes: &[u8]) -> Option<(u64, &[u8])> {
-    let rest = bytes
-        .strip_prefix(PERSISTED.as_bytes())?
-        .strip_prefix(b"+")?;
-    let (t, json) = first_line(rest)?;
-    Some((padded(t, 13, 10)?, json))
+    let (t, json) = first_line(bytes.strip_prefix(PERSISTED.as_bytes())?)?;
+    Some((padded(t.strip_prefix('+')?, 13, 10)?, json))
 }
 
 impl PetRecord {
@@ -149,28 +145,20 @@ impl PetRecord {
         let Some(bytes) = value else {
             return Ok(PetRecord::Absent);
         };
+        let committed = |json: &[u8], nonce| PetRecord::Committed {
+            json: json.to_vec(),
+            nonce,
+        };
         // After the header, `+` is the stamped format's word (its create's
         // time, no nonce), read before any nonce: never a nonce itself.
-        let named = |rest: &[u8]| {
-            let (json, nonce) = match rest.first() {
-                Some(b'+') => (stamp(&bytes)?.1, None),
-                _ => {
-                    let (nonce, json) = first_line(rest)?;
-                    (json, Some(padded(nonce, 16, 16)?))
-                }
-            };
-            Some(PetRecord::Committed {
-                json: json.to_vec(),
-                nonce,
-            })
-        };
-        match (
-            bytes.strip_prefix(PERSISTED.as_bytes()),
-            bytes.starts_with(b"petstore-"),
-        ) {
-            (Some(rest), _) => named(rest),
-            (None, true) => Pending::decode(&bytes).map(PetRecord::Pending),
-            (None, false) => Some(PetRecord::Committed {
+        match bytes.strip_prefix(PERSISTED.as_bytes()) {
+            Some([b'+', ..]) => stamp(&bytes).map(|(_, json)| committed(json, None)),
+            Some(rest) => first_line(rest)
+                .and_then(|(nonce, json)| Some(committed(json, Some(padded(nonce, 16, 16)?)))),
+            None if bytes.starts_with(b"petstore-") => {
+                Pending::decode(&bytes).map(PetRecord::Pending)
+            }
+            None => Some(PetRecord::Committed {
                 json: bytes,
                 nonce: None,
             }),

@@ -8,7 +8,7 @@ use crate::catalogue::keys::{pet_key, sighting_key, slot_key};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::reader::Reader;
 use crate::catalogue::record::{unreadable, Pending, PetRecord, SEAL_AFTER_MS};
-use crate::model::{number, ListName, PetStatus};
+use crate::model::{number, ListName};
 use crate::store::KvStore;
 
 pub enum Truth {
@@ -21,10 +21,8 @@ pub enum Truth {
 
 impl Truth {
     pub fn key(list: ListName, position: i64) -> String {
-        match list.status() {
-            None => pet_key(position),
-            Some(status) => slot_key(status, position),
-        }
+        list.status()
+            .map_or_else(|| pet_key(position), |s| slot_key(s, position))
     }
 
     /// Fetches `keys` ahead (a status's slots, then the pets they name).
@@ -49,24 +47,19 @@ impl Truth {
         list: ListName,
         position: i64,
     ) -> Result<Truth> {
-        let Some(status) = list.status() else {
-            return Truth::record(reader, clock, position, None);
+        // A status's slot names the pet's id, which the list's status holds.
+        let (id, status) = match list.status() {
+            None => (position, None),
+            Some(status) => {
+                let key = slot_key(status, position);
+                match reader.get(&key)?.map(|slot| id_in(Some(&slot))) {
+                    None => return Ok(Truth::Unresolved(true)),
+                    Some(Some(0)) => return Ok(Truth::Dead),
+                    Some(Some(id)) => (id, Some(status)),
+                    Some(None) => return Err(unreadable(&key)),
+                }
+            }
         };
-        let key = slot_key(status, position);
-        match reader.get(&key)?.map(|slot| id_in(Some(&slot))) {
-            None => Ok(Truth::Unresolved(true)),
-            Some(Some(0)) => Ok(Truth::Dead),
-            Some(Some(id)) => Truth::record(reader, clock, id, Some(status)),
-            Some(None) => Err(unreadable(&key)),
-        }
-    }
-
-    fn record<S: KvStore>(
-        reader: &mut Reader<'_, S>,
-        clock: &Clock,
-        id: i64,
-        status: Option<PetStatus>,
-    ) -> Result<Truth> {
         let key = pet_key(id);
         Ok(match PetRecord::of(&key, reader.get(&key)?)? {
             PetRecord::Absent => Truth::Unresolved(true),

@@ -9,7 +9,7 @@ use crate::catalogue::record::{encode_pet, Pending, COMMIT_WITHIN_MS};
 use crate::errors::ApiError;
 use crate::model::{NewPet, Pet, PetStatus};
 use crate::retry::Retrying;
-use crate::store::KvStore;
+use crate::store::{KvStore, StoreError};
 
 /// An id `layout.rs` took from the id counter, and when its create began
 /// (before that `increment`: readers may meet the id from then on).
@@ -28,15 +28,14 @@ impl Taken {
 /// An id and a position taken for a pet of `status`, at `started_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reserved {
-    id: i64,
+    taken: Taken,
     position: i64,
     status: PetStatus,
-    started_ms: u64,
 }
 
 impl Reserved {
     pub fn id(&self) -> i64 {
-        self.id
+        self.taken.id
     }
 
     pub fn position(&self) -> i64 {
@@ -53,7 +52,7 @@ pub fn create(
     atomic: bool,
 ) -> Result<Pet> {
     let reserved = reserve(store, taken, new.status)?;
-    let pet = new.into_pet(reserved.id);
+    let pet = new.into_pet(reserved.id());
     // A store that showed it is DynamoDB commits as its batches allow.
     let atomic = atomic && !store.escalated_by(&UNDECLARED_DYNAMODB);
     commit(store, reserved, &encode_pet(&pet)?, atomic)?;
@@ -68,10 +67,9 @@ pub fn reserve(
 ) -> Result<Reserved> {
     let position = store.increment(&counter_key(status), 1)?;
     Ok(Reserved {
-        id: taken.id,
+        taken,
         position,
         status,
-        started_ms: taken.started_ms,
     })
 }
 
@@ -86,10 +84,10 @@ pub fn commit(
 ) -> Result<()> {
     let slot = (
         slot_key(at.status, at.position),
-        at.id.to_string().into_bytes(),
+        at.id().to_string().into_bytes(),
     );
-    let pet = (pet_key(at.id), pet.to_vec());
-    if store.now_ms() >= at.started_ms + COMMIT_WITHIN_MS {
+    let pet = (pet_key(at.id()), pet.to_vec());
+    if store.now_ms() >= at.taken.started_ms + COMMIT_WITHIN_MS {
         let void = Pending::void(at.position).encode();
         let _ = store.set_many(&[(slot.0, b"0".to_vec()), (pet.0, void)]);
         return Err(failed("the create ran past its commit window"));
@@ -108,17 +106,28 @@ pub fn commit(
     // The slot again, alone; then the record read back (there: a lost
     // reply). If the slot cannot be written, the pet is withdrawn.
     if store.set(&slot.0, &slot.1).is_ok() {
-        return match store.get(&pet.0) {
-            Ok(Some(stored)) if stored == pet.1 => Ok(()),
-            Ok(_) => Err(ApiError::StoreUnavailable(error)),
-            Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
-        };
+        return read_back(store, &pet.0, &pet.1, error);
     }
     if pet.1.starts_with(b"petstore-pending") {
         return Err(ApiError::StoreUnavailable(error));
     }
     match store.set(&pet.0, &Pending::given_up(at.position, pet.1).encode()) {
         Ok(()) => Err(ApiError::StoreUnavailable(error)),
+        Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
+    }
+}
+
+/// After a write of `value` to `key` failed with `error`: the value read
+/// back (there: a lost reply), else the error, or unknown if unread.
+pub fn read_back(
+    store: &Retrying<impl KvStore>,
+    key: &str,
+    value: &[u8],
+    error: StoreError,
+) -> Result<()> {
+    match store.get(key) {
+        Ok(Some(stored)) if stored == value => Ok(()),
+        Ok(_) => Err(ApiError::StoreUnavailable(error)),
         Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
     }
 }

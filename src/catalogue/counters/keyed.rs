@@ -3,7 +3,7 @@
 //! so that whoever finds the claim can finish it. The id it stages is
 //! `layout.rs`'s to take: a create here stops where it needs one.
 
-use super::create::{commit, reserve, Taken};
+use super::create::{commit, read_back, reserve, Taken};
 use crate::catalogue::backend::WordRead;
 use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, pet_key};
@@ -170,12 +170,7 @@ pub fn follow<S: KvStore>(store: &Retrying<'_, S>, keyed: &Keyed, id: i64) -> Re
 /// The pet over its pending record: one `set`, read back if it fails.
 fn commit_pet<S: KvStore>(store: &Retrying<'_, S>, id: i64, record: &[u8]) -> Result<()> {
     let key = pet_key(id);
-    let Err(e) = store.set(&key, record) else {
-        return Ok(());
-    };
-    match store.get(&key) {
-        Ok(Some(stored)) if stored == record => Ok(()),
-        Ok(_) => Err(ApiError::StoreUnavailable(e)),
-        Err(_) => Err(ApiError::CreateOutcomeUnknown(e)),
-    }
+    store
+        .set(&key, record)
+        .or_else(|e| read_back(store, &key, record, e))
 }

@@ -10,11 +10,10 @@ pub use create::{create, Taken};
 pub use keyed::{begin, follow, lead, word, Step};
 pub use walk::{first_keys, walk, End};
 
-use crate::catalogue::created::Result;
 use crate::model::ListName;
 use crate::store::KvStore;
 
-use super::created::{Clock, Page};
+use super::created::{Clock, Page, Result};
 use super::cursor::{Counted, Parts};
 use super::reader::Reader;
 
@@ -27,11 +26,10 @@ pub fn page<S: KvStore>(
     from: &Counted,
     limit: usize,
 ) -> Result<Option<Page>> {
-    let Some(part) = walk(reader, clock, (list, end), from, limit)? else {
-        return Ok(None);
-    };
-    let more = !part.ended || !part.pets.is_empty();
-    let at = Counted::new(part.position, part.carried, part.since_s);
-    let next = more.then(|| Parts::new(Some(at), None).cursor());
-    Ok(Some(Page::new(part.pets, next, part.notes)))
+    Ok(walk(reader, clock, (list, end), from, limit)?.map(|part| {
+        let more = !part.ended || !part.pets.is_empty();
+        let at = Counted::new(part.position, part.carried, part.since_s);
+        let next = more.then(|| Parts::new(Some(at), None).cursor());
+        Page::new(part.pets, next, part.notes)
+    }))
 }

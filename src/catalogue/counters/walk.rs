@@ -128,16 +128,6 @@ impl<S: KvStore> Walk<'_, '_, S> {
     /// lacks, the truth; what the truth added (`None`: the end is unread).
     fn take(&mut self, piece: i64, held: &Piece) -> Result<Option<Vec<(i64, Listed)>>> {
         let (mut added, end) = (Vec::new(), (piece + 1) * PIECE_LEN);
-        // The common case: the piece holds every position wanted of it.
-        let wanted = self.limit.saturating_sub(self.part.pets.len()) as i64;
-        let last_wanted = end.min(self.part.position + wanted - 1);
-        let run = held.range(self.part.position, last_wanted);
-        if wanted > 0 && run.len() as i64 == last_wanted - self.part.position + 1 {
-            let run = run.iter().map(|(_, pet)| pet.clone());
-            self.part.pets.extend(run);
-            self.part.position = last_wanted + 1;
-            return Ok(Some(added));
-        }
         while self.part.position <= end {
             let position = self.part.position;
             if self.full() {
@@ -149,7 +139,7 @@ impl<S: KvStore> Walk<'_, '_, S> {
                     self.part.ended = true;
                     break;
                 }
-                self.fetch_truth(position, held)?;
+                self.fetch_truth(position, last, held)?;
                 if !self.truth(position, &mut added)? {
                     break;
                 }
@@ -183,20 +173,14 @@ impl<S: KvStore> Walk<'_, '_, S> {
         Ok(true)
     }
 
-    /// Batched, at a gap: the truth of the positions on that their pieces
-    /// lack, up to twice what the page needs, so holes cost no more batch.
-    fn fetch_truth(&mut self, position: i64, current: &Piece) -> Result<()> {
-        if !self.reader.batched()
-            || self
-                .reader
-                .fetched()
-                .holds(&Truth::key(self.at.0, position))
-        {
+    /// Batched, at a gap: the truth of the positions on to the list's `end`
+    /// that their pieces lack, up to twice what the page needs, so holes
+    /// cost no more batch.
+    fn fetch_truth(&mut self, position: i64, end: i64, current: &Piece) -> Result<()> {
+        let key = Truth::key(self.at.0, position);
+        if !self.reader.batched() || self.reader.fetched().holds(&key) {
             return Ok(());
         }
-        let Some(end) = self.last()? else {
-            return Ok(());
-        };
         let need = self.limit.saturating_sub(self.part.pets.len()).max(1);
         let (mut held, mut keys) = (0, Vec::new());
         for p in position..=end {

@@ -52,7 +52,10 @@ impl Draw {
 /// From the first `get-many` (the drawn id's `pet:`, the key's record, with
 /// `ctr:id`), one `set-many` (pet, entry, record; the store's `mark` with
 /// its first pet); a record found answers its pet once a `get` finds it.
-/// An id taken is drawn again (one `get-many` more).
+/// An id taken is drawn again (one `get-many` more). Keyed, once per key
+/// within a replica's reach; `mark`: the write that makes the store one of
+/// this layout, with its first pet. Retried briefly: a failure is an outage
+/// or the quota, never a race.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
     (mut draw, mut found): (Draw, Found),

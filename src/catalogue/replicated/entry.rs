@@ -2,8 +2,7 @@
 //! 13 digits; id, 16 digits): they sort as the lists do, by time then id.
 
 use crate::catalogue::cursor::Placed;
-use crate::model::padded;
-use crate::model::{ListName, PetStatus};
+use crate::model::{padded, ListName, PetStatus};
 
 /// A pet's place in the lists and its status; a place its key can name
 /// (time 13 digits, id 1 to 16 digits).

@@ -36,11 +36,10 @@ pub fn piece_key(list: ListName, n: u64) -> String {
 impl Piece {
     /// A piece past `start` made at `made_ms`, no entry yet.
     fn new(start: Placed, made_ms: u64) -> Piece {
-        let entries = Vec::new();
         Piece {
             start,
             made_ms,
-            entries,
+            entries: Vec::new(),
         }
     }
 
