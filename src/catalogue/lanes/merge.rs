@@ -91,11 +91,8 @@ impl Merge {
         stored: Option<u64>,
         limit: usize,
     ) -> Merge {
-        let lacking = match stored {
-            Some(_) => Vec::new(),
-            None => read_keys(&g, list, &from, limit),
-        };
         Merge {
+            lacking: stored.map_or_else(|| read_keys(&g, list, &from, limit), |_| Vec::new()),
             g,
             list,
             limit,
@@ -107,7 +104,6 @@ impl Merge {
             known: BTreeMap::new(),
             chosen: Vec::new(),
             pieces: Pieces::default(),
-            lacking,
             asked: Vec::new(),
         }
     }
@@ -497,13 +493,11 @@ impl Pieces {
         if self.read[at].1 .0.get(position).is_some() {
             return;
         }
-        let at = match self.added.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
-            Ok(at) => at,
-            Err(at) => {
-                self.added.insert(at, (key.to_string(), Vec::new()));
-                at
-            }
-        };
+        let found = self.added.binary_search_by(|(k, _)| k.as_str().cmp(key));
+        let at = found.unwrap_or_else(|at| {
+            self.added.insert(at, (key.to_string(), Vec::new()));
+            at
+        });
         if !self.added[at].1.iter().any(|(p, _)| *p == position) {
             self.added[at].1.push((position, pet.clone()));
         }

@@ -128,17 +128,12 @@ fn extended(list: ListName, at: Option<u64>, limit: usize) -> usize {
 /// it; else the lanes walked, and a status's blocks settled. What it
 /// learned is written back.
 pub fn page<S: KvStore>(reader: &mut Reader<'_, S>, g: &Geometry, plan: &Plan) -> Result<Page> {
-    let ((list, limit), (at, blocks)) = (plan.of, plan.at);
-    let held = match blocks {
-        true => held(g, list, plan.from.clone(), limit, reader.fetched()),
-        false => None,
-    };
-    let (part, word) = match held {
+    let (part, word) = match held(g, plan, reader.fetched()) {
         Some(held) => held,
         None => {
             let (from, stored) = (plan.from.clone(), plan.stored);
-            let walked = walk(reader, g, list, from, stored, plan.wanted)?;
-            settle(g, plan.of, at, walked, reader.fetched())
+            let walked = walk(reader, g, plan.of.0, from, stored, plan.wanted)?;
+            settle(g, plan.of, plan.at.0, walked, reader.fetched())
         }
     };
     let (pets, lanes, more, notes) = part.written(reader.store());
@@ -147,16 +142,12 @@ pub fn page<S: KvStore>(reader: &mut Reader<'_, S>, g: &Geometry, plan: &Plan) -
     Ok(Page::new(pets, next, notes))
 }
 
-/// The page from the blocks fetched, if they hold it, and its word (the
-/// unfiltered list's: the rounds the blocks held whole).
-fn held(
-    g: &Geometry,
-    list: ListName,
-    mut from: Vec<u64>,
-    limit: usize,
-    found: &Fetched,
-) -> Option<(Part, u64)> {
-    let at = from.iter().sum::<u64>();
+/// The page from the blocks fetched, if `plan` says they should hold it and
+/// they do, and its word (the unfiltered list's: the rounds the blocks held
+/// whole).
+fn held(g: &Geometry, plan: &Plan, found: &Fetched) -> Option<(Part, u64)> {
+    let at = plan.at.1.then(|| plan.from.iter().sum::<u64>())?;
+    let ((list, limit), mut from) = (plan.of, plan.from.clone());
     let first = at as i64 + if list == ListName::All { g.base() } else { 1 };
     let (mut pets, mut whole) = (Vec::with_capacity(limit), 0);
     for key in block_keys(list, at, limit) {
