@@ -39,7 +39,7 @@ impl Claimed {
 
 /// A lane's head: its round, the pets of each status up to it (the last's
 /// position in its list), that round's pet. Read, or claimed from one, so
-/// that they agree; or known only to be past a round (`past`).
+/// that they agree; or known only to be past a round (`Heads::past`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Head(u64, [u64; 3], Option<Claimed>);
 
@@ -54,14 +54,6 @@ impl Head {
 
     pub fn last(&self) -> Option<&Claimed> {
         self.2.as_ref()
-    }
-
-    pub fn into_last(self) -> Option<Claimed> {
-        self.2
-    }
-
-    pub fn past(round: u64) -> Head {
-        Head(round, [0; 3], None)
     }
 
     pub fn decode(key: &str, value: Option<&[u8]>) -> Result<Head> {
@@ -136,7 +128,7 @@ impl Heads {
     }
 
     pub fn past(geometry: Geometry, stored: u64) -> Heads {
-        let heads = vec![Head::past(stored); geometry.width()];
+        let heads = vec![Head(stored, [0; 3], None); geometry.width()];
         Heads { geometry, heads }
     }
 

@@ -50,13 +50,6 @@ impl Part {
     }
 }
 
-/// The heads' keys, and the pieces a page expects to need: what a merge
-/// reads first.
-pub fn read_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
-    let pieces = first_keys(g, list, from, limit);
-    Heads::keys(g.width()).chain(pieces).collect()
-}
-
 /// The lanes merged in id order, from what a page's batches found: it says
 /// what it lacks ([`Merge::lacking`]), takes what the next batch found,
 /// and chooses entries while every lane's next id is known.
@@ -423,11 +416,12 @@ pub fn block_keys(list: ListName, at: u64, n: usize) -> Vec<String> {
         .collect()
 }
 
-/// The pieces a page reads with the heads: of the ids it spans if the
-/// lanes are even; each lane's next (of a status, and the one after it).
-pub fn first_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
+/// What a merge reads first: the heads' keys, and the pieces a page
+/// expects to need: of the ids it spans if the lanes are even; each lane's
+/// next (of a status, and the one after it).
+pub fn read_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
     let width = from.len().max(1) as u64;
-    let mut keys = Vec::new();
+    let mut keys: Vec<String> = Heads::keys(g.width()).collect();
     let mut add = |key: String| {
         if !keys.contains(&key) {
             keys.push(key);

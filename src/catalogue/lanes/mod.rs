@@ -215,7 +215,7 @@ pub fn unstored(
     let (lane, round) = g.place(id);
     let key = head_key(lane);
     let head = Head::decode(&key, reader.get(&key)?.as_deref())?;
-    match (head.round(), head.into_last()) {
+    match (head.round(), head.last()) {
         (r, Some(last)) if r == round => listed(&key, last.json().to_vec()).map(Some),
         (r, _) if r > round => {
             let key = pet_key(id);
