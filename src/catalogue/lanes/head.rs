@@ -4,6 +4,7 @@
 use super::geometry::Geometry;
 use crate::catalogue::created::Result;
 use crate::catalogue::keys::{entry_key, head_key, pet_key};
+use crate::catalogue::reader::Fetched;
 use crate::catalogue::record::{encode_pet, persisted, unreadable, words};
 use crate::model::padded;
 use crate::model::{number, Pet, PetStatus};
@@ -125,6 +126,11 @@ impl Heads {
         let head = |k| Head::decode(&head_key(k), value(&head_key(k)));
         let heads = (0..geometry.width()).map(head).collect::<Result<_, _>>()?;
         Ok(Heads { geometry, heads })
+    }
+
+    /// The heads a page's batches fetched.
+    pub fn fetched(geometry: Geometry, found: &Fetched) -> Result<Heads> {
+        Heads::read(geometry, |key| found.peek(key))
     }
 
     pub fn past(geometry: Geometry, stored: u64) -> Heads {

@@ -188,7 +188,7 @@ pub fn walk<S: KvStore>(
         let found = reader.fetched();
         // The heads, decoded where read: what the merge begins with.
         let heads = match merge.reads_heads() {
-            true => Some(Heads::read(*g, |key| found.peek(key))?),
+            true => Some(Heads::fetched(*g, found)?),
             false => None,
         };
         if merge.take(found, heads)? {
