@@ -4,6 +4,7 @@
 use super::geometry::Geometry;
 use crate::catalogue::created::Result;
 use crate::catalogue::keys::{entry_key, head_key, pet_key};
+use crate::catalogue::reader::Fetched;
 use crate::catalogue::record::{encode_pet, persisted, unreadable, words};
 use crate::model::padded;
 use crate::model::{number, Pet, PetStatus};
@@ -39,7 +40,7 @@ impl Claimed {
 
 /// A lane's head: its round, the pets of each status up to it (the last's
 /// position in its list), that round's pet. Read, or claimed from one, so
-/// that they agree; or known only to be past a round (`past`).
+/// that they agree; or known only to be past a round (`Heads::past`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Head(u64, [u64; 3], Option<Claimed>);
 
@@ -54,14 +55,6 @@ impl Head {
 
     pub fn last(&self) -> Option<&Claimed> {
         self.2.as_ref()
-    }
-
-    pub fn into_last(self) -> Option<Claimed> {
-        self.2
-    }
-
-    pub fn past(round: u64) -> Head {
-        Head(round, [0; 3], None)
     }
 
     pub fn decode(key: &str, value: Option<&[u8]>) -> Result<Head> {
@@ -135,8 +128,13 @@ impl Heads {
         Ok(Heads { geometry, heads })
     }
 
+    /// The heads a page's batches fetched.
+    pub fn fetched(geometry: Geometry, found: &Fetched) -> Result<Heads> {
+        Heads::read(geometry, |key| found.peek(key))
+    }
+
     pub fn past(geometry: Geometry, stored: u64) -> Heads {
-        let heads = vec![Head::past(stored); geometry.width()];
+        let heads = vec![Head(stored, [0; 3], None); geometry.width()];
         Heads { geometry, heads }
     }
 

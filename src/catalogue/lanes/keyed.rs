@@ -139,10 +139,8 @@ impl<S: KvStore> Key<'_, '_, S> {
     }
 
     fn read(&self) -> Result<Option<Result<Intent, ApiError>>> {
-        Ok(self
-            .store
-            .get(self.keyed.record_key())?
-            .and_then(|held| self.decode(&held)))
+        let held = self.store.get(self.keyed.record_key())?;
+        Ok(held.and_then(|held| self.decode(&held)))
     }
 
     /// Claims the intent's round; when another took it, moves the intent to

@@ -1,18 +1,19 @@
 //! A lanes page's merge: the lanes merged in id order from what the page's
 //! batches found (the heads, unless within the rounds stored; the pieces
 //! and pets below them), entries chosen while every lane's next id is
-//! known, and what it lacks next. It reads nothing: `lanes::walk` does.
+//! known, and what it lacks next; the index pieces it learned; and its end,
+//! settled: a status's settled part written in blocks (`ixm:`). It reads
+//! nothing: `lanes::walk` does. docs/key-value-layout.md, "The lanes layout".
 
 use std::collections::BTreeMap;
 
 use super::geometry::Geometry;
 use super::head::Heads;
-use super::pieces::{first_keys, Pieces};
 use crate::catalogue::created::Result;
-use crate::catalogue::keys::{entry_key, pet_key};
+use crate::catalogue::keys::{block_key, entry_key, pet_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::write_back;
-use crate::catalogue::reader::{Fetched, BATCH_KEYS};
+use crate::catalogue::piece::{rebuilt_note, sort_by_key, write_back, Piece};
+use crate::catalogue::reader::{Fetched, BATCH_KEYS, BATCH_WRITES};
 use crate::catalogue::record::PetRecord;
 use crate::errors::ApiError;
 use crate::model::ListName;
@@ -27,6 +28,8 @@ pub struct Part {
     pub(super) more: bool,
     pub(super) writes: Vec<(String, Vec<u8>)>,
     notes: Vec<String>,
+    /// The lane each pet was taken from (of a merge's part).
+    taken: Vec<usize>,
 }
 
 impl Part {
@@ -45,13 +48,6 @@ impl Part {
         self.notes.extend(write_back(store, &self.writes, false));
         (self.pets, self.lanes, self.more, self.notes)
     }
-}
-
-/// The heads' keys, and the pieces a page expects to need: what a merge
-/// reads first.
-pub fn read_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
-    let pieces = first_keys(g, list, from, limit);
-    Heads::keys(g.width()).chain(pieces).collect()
 }
 
 /// The lanes merged in id order, from what a page's batches found: it says
@@ -88,11 +84,8 @@ impl Merge {
         stored: Option<u64>,
         limit: usize,
     ) -> Merge {
-        let lacking = match stored {
-            Some(_) => Vec::new(),
-            None => read_keys(&g, list, &from, limit),
-        };
         Merge {
+            lacking: stored.map_or_else(|| read_keys(&g, list, &from, limit), |_| Vec::new()),
             g,
             list,
             limit,
@@ -104,7 +97,6 @@ impl Merge {
             known: BTreeMap::new(),
             chosen: Vec::new(),
             pieces: Pieces::default(),
-            lacking,
             asked: Vec::new(),
         }
     }
@@ -114,11 +106,17 @@ impl Merge {
         std::mem::take(&mut self.lacking)
     }
 
-    /// Takes what the batches `found`; whether merged ([`Merge::part`]).
-    /// Within the rounds stored, an entry absent there (or a page short)
-    /// reads the heads.
-    pub fn take(&mut self, found: &Fetched) -> Result<bool> {
-        match (self.merged(found), self.stored) {
+    /// Whether it begins with the heads (none within the rounds stored).
+    pub fn reads_heads(&self) -> bool {
+        self.end.is_empty() && self.stored.is_none()
+    }
+
+    /// Takes what the batches `found`, and the `heads` if it reads them
+    /// ([`Merge::reads_heads`]); whether merged ([`Merge::part`]). Within
+    /// the rounds stored, an entry absent there (or a page short) reads
+    /// the heads.
+    pub fn take(&mut self, found: &Fetched, heads: Option<Heads>) -> Result<bool> {
+        match (self.merged(found, heads), self.stored) {
             (Ok(true), Some(_)) if self.chosen.len() < self.limit => {}
             (Err(ApiError::Internal(_)), Some(_)) => {}
             (merged, _) => return merged,
@@ -130,9 +128,9 @@ impl Merge {
 
     /// Whether it lacks nothing more ([`Merge::lacking`]): the heads
     /// first, then the pieces and pets below them.
-    fn merged(&mut self, found: &Fetched) -> Result<bool> {
+    fn merged(&mut self, found: &Fetched, heads: Option<Heads>) -> Result<bool> {
         if self.end.is_empty() {
-            self.begin(found)?;
+            self.begin(found, heads)?;
         } else {
             let learned = self.known.len();
             self.take_fetched(found)?;
@@ -153,12 +151,9 @@ impl Merge {
     /// The heads (past the rounds stored, if the page lies in them): where
     /// each lane ends, what its head holds; the pieces fetched of its next
     /// entries.
-    fn begin(&mut self, found: &Fetched) -> Result<()> {
+    fn begin(&mut self, found: &Fetched, heads: Option<Heads>) -> Result<()> {
         let (list, g) = (self.list, self.g);
-        let heads = match self.stored {
-            Some(rounds) => Heads::past(g, rounds),
-            None => Heads::read(g, |key| found.peek(key))?,
-        };
+        let heads = heads.unwrap_or_else(|| Heads::past(g, self.stored.unwrap_or(0)));
         self.rounds = self.stored.unwrap_or_else(|| heads.stored_rounds());
         self.end = heads
             .all()
@@ -320,6 +315,7 @@ impl Merge {
         let more = lanes.iter().zip(&self.end).any(|(at, end)| at < end);
         let pets = self.chosen.iter().map(|entry| self.known[entry].clone());
         let mut part = Part::new(pets.collect(), lanes, more);
+        part.taken = self.chosen.iter().map(|(lane, _)| *lane).collect();
         for ((lane, index), pet) in &self.known {
             let position = match self.list {
                 ListName::All => pet.id(),
@@ -331,5 +327,208 @@ impl Merge {
         part.writes = self.pieces.repairs();
         part.notes = std::mem::take(&mut self.pieces.notes);
         (part, self.rounds)
+    }
+}
+
+/// A page read from the lanes (`rounds` stored) and its word: the
+/// unfiltered list's, those rounds. A status page writes the whole blocks
+/// it did not read, gives back its pets past `limit`; its word: 1 if exact
+/// to a settled pet, 2 if the next blocks are there too.
+pub fn settle(
+    g: &Geometry,
+    (list, limit): (ListName, usize),
+    at: Option<u64>,
+    (mut part, rounds): (Part, u64),
+    found: &Fetched,
+) -> (Part, u64) {
+    let settled = g.id(g.width() - 1, rounds);
+    let ends_settled = |part: &Part| part.pets.last().is_some_and(|pet| pet.id() <= settled);
+    let at = match (list, at) {
+        (ListName::All, _) => return (part, rounds),
+        (_, None) => {
+            let word = u64::from(ends_settled(&part));
+            return (part, word);
+        }
+        (_, Some(at)) => at,
+    };
+    // The position checked, not taken on a cursor's word: the block holding
+    // `at` says its pet, and every lane's next is past it, so the lanes
+    // listed exactly the `at` pets up to it.
+    let first = part.pets.first().map_or(i64::MAX, Listed::id);
+    let block = (at > 0).then(|| found.peek(&block_key(list, (at as i64 - 1) / PIECE_LEN)));
+    let exact = match block {
+        None => true,
+        Some(bytes) => bytes
+            .and_then(|b| Piece::decode(b.to_vec()).ok())
+            .is_some_and(|b| b.get(at as i64).is_some_and(|x| x.id() < first)),
+    };
+    let blocks = exact.then(|| whole(list, at, &part.pets, settled));
+    let mut blocks = blocks.unwrap_or_default();
+    // Those read and the same are not written again (one unreadable is).
+    blocks.retain(|(key, block)| found.peek(key) != Some(block));
+    give_back(&mut part, limit);
+    let there = |key: &String| found.peek(key).is_some() || blocks.iter().any(|(k, _)| k == key);
+    let next = block_keys(list, at + part.pets.len() as u64, limit);
+    let word = match exact && ends_settled(&part) {
+        false => 0,
+        true if next.iter().all(there) => 2,
+        true => 1,
+    };
+    // The blocks first, in the page's one write.
+    blocks.append(&mut part.writes);
+    part.writes = blocks;
+    (part, word)
+}
+
+/// Gives back the pets of `part` past `limit`: the lane each was taken
+/// from counts one fewer.
+fn give_back(part: &mut Part, limit: usize) {
+    part.pets.truncate(limit);
+    for lane in part.taken.split_off(limit.min(part.taken.len())) {
+        part.lanes[lane] -= 1;
+        part.more = true;
+    }
+}
+
+/// The whole blocks among `pets` (from `at + 1`), their ids settled.
+fn whole(list: ListName, at: u64, pets: &[Listed], settled: i64) -> Vec<(String, Vec<u8>)> {
+    let (at, mut writes) = (at as i64, Vec::new());
+    let mut j = (at + PIECE_LEN - 1) / PIECE_LEN;
+    while let Some(block) =
+        pets.get((PIECE_LEN * j - at) as usize..(PIECE_LEN * (j + 1) - at) as usize)
+    {
+        if block.last().is_none_or(|pet| pet.id() > settled) {
+            break;
+        }
+        let mut piece = Piece::default();
+        piece.add((PIECE_LEN * j + 1..).zip(block.iter().cloned()).collect());
+        writes.push((block_key(list, j), piece.encode()));
+        j += 1;
+    }
+    writes
+}
+
+/// The blocks that hold positions `at` (the last a cursor listed) to `at + n`.
+pub fn block_keys(list: ListName, at: u64, n: usize) -> Vec<String> {
+    let at = at as i64;
+    ((at.max(1) - 1) / PIECE_LEN..=(at + n as i64 - 1) / PIECE_LEN)
+        .map(|j| block_key(list, j))
+        .collect()
+}
+
+/// What a merge reads first: the heads' keys, and the pieces a page
+/// expects to need: of the ids it spans if the lanes are even; each lane's
+/// next (of a status, and the one after it).
+pub fn read_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
+    let width = from.len().max(1) as u64;
+    let mut keys: Vec<String> = Heads::keys(g.width()).collect();
+    let mut add = |key: String| {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    };
+    if list == ListName::All {
+        let first = from.iter().copied().min().unwrap_or(0) + 1;
+        let last = g.id(g.width() - 1, first + limit as u64 / width + 2);
+        (g.block(g.id(0, first))..=g.block(last)).for_each(|k| add(block_key(list, k)));
+    }
+    let positions = 2 * (limit as u64 / width) + 2;
+    for (lane, done) in from.iter().enumerate() {
+        add(g.piece(list, lane, done + 1));
+        if list != ListName::All {
+            add(g.piece(list, lane, done + positions));
+        }
+    }
+    keys
+}
+
+type Entries = Vec<(i64, Listed)>;
+
+/// The pieces a page read (and whether rebuilt), and what they lack; in
+/// `Vec`s sorted by key (a `BTreeMap` more costs some 3 KB of module).
+#[derive(Default)]
+pub struct Pieces {
+    read: Vec<(String, (Piece, bool))>,
+    added: Vec<(String, Entries)>,
+    pub notes: Vec<String>,
+}
+
+impl Pieces {
+    pub fn has(&self, key: &str) -> bool {
+        self.find(key).is_ok()
+    }
+
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.read.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    }
+
+    /// The piece at `key`, as a batch found it (`value`): read once, kept.
+    pub fn absorb(&mut self, key: &str, value: Option<&[u8]>) -> &[(i64, Listed)] {
+        let read = match Piece::read(value) {
+            Ok(Some(piece)) => (piece, false),
+            Ok(None) => (Piece::default(), true),
+            Err(e) => {
+                self.notes
+                    .push(format!("index piece {key} unreadable ({e}): rebuilt"));
+                (Piece::default(), true)
+            }
+        };
+        let at = self.find(key).unwrap_or_else(|at| {
+            self.read.insert(at, (key.to_string(), read));
+            at
+        });
+        self.read[at].1 .0.entries()
+    }
+
+    pub fn learn(&mut self, key: &str, position: i64, pet: &Listed) {
+        let Ok(at) = self.find(key) else {
+            return;
+        };
+        if self.read[at].1 .0.get(position).is_some() {
+            return;
+        }
+        let found = self.added.binary_search_by(|(k, _)| k.as_str().cmp(key));
+        let at = found.unwrap_or_else(|at| {
+            self.added.insert(at, (key.to_string(), Vec::new()));
+            at
+        });
+        if !self.added[at].1.iter().any(|(p, _)| *p == position) {
+            self.added[at].1.push((position, pet.clone()));
+        }
+    }
+
+    /// The pieces that learned pets, at most [`BATCH_WRITES`]: first those a
+    /// page before skipped (so a follower's are written within two pages),
+    /// then those that add the most entries.
+    pub fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
+        let mut ranked: Vec<(i64, String, Entries)> = Vec::new();
+        for (key, added) in std::mem::take(&mut self.added) {
+            let first = added.first().map_or(1, |(p, _)| *p);
+            let skipped = (first - 1) % PIECE_LEN != 0
+                && self
+                    .find(&key)
+                    .is_ok_and(|at| self.read[at].1 .0.get(first - 1).is_none());
+            ranked.push(((i64::from(!skipped) << 32) - added.len() as i64, key, added));
+        }
+        sort_by_key(&mut ranked, |(rank, _, _)| *rank);
+        if ranked.len() > BATCH_WRITES {
+            let left = ranked.len() - BATCH_WRITES;
+            self.notes
+                .push(format!("{left} index pieces left for a later page"));
+        }
+        let mut writes = Vec::new();
+        for (_, key, added) in ranked.into_iter().take(BATCH_WRITES) {
+            let Ok(at) = self.find(&key) else {
+                continue;
+            };
+            let (mut piece, rebuilt) =
+                (std::mem::take(&mut self.read[at].1 .0), self.read[at].1 .1);
+            if rebuilt {
+                self.notes.push(rebuilt_note(&key, added.len()));
+            }
+            piece.add(added);
+            writes.push((key, piece.encode()));
+        }
+        writes
     }
 }

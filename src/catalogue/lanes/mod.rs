@@ -2,14 +2,11 @@
 //! next round a create claims by compare-and-swap of its head; pages merge
 //! the lanes. docs/key-value-layout.md, "The lanes layout".
 
-mod blocks;
 mod create;
 mod geometry;
 mod head;
 mod keyed;
 mod merge;
-mod pieces;
-mod settle;
 
 pub use create::{create, heads};
 pub use geometry::{Geometry, WIDTH};
@@ -17,13 +14,14 @@ pub use head::Heads;
 pub use keyed::create as keyed;
 pub use merge::{read_keys, Part};
 
-use merge::Merge;
+use merge::{block_keys, settle, Merge};
 
 use crate::catalogue::created::{Page, Result};
 use crate::catalogue::cursor::{Laned, Parts};
-use crate::catalogue::keys::{block_key, head_key, pet_key};
+use crate::catalogue::keys::{block_key, head_key, pet_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
-use crate::catalogue::reader::{Reader, BATCH_KEYS};
+use crate::catalogue::piece::Piece;
+use crate::catalogue::reader::{Fetched, Reader, BATCH_KEYS};
 use crate::catalogue::record::{listed, PetRecord};
 use crate::model::ListName;
 use crate::store::KvStore;
@@ -53,19 +51,18 @@ impl Plan {
         let word = laned.filter(|_| own).map_or(0, Laned::word);
         let mut from = laned.map_or(Vec::new(), |l| l.lanes().to_vec());
         from.resize(g.width(), 0);
-        let at = own.then(|| blocks::start(list, &from, word));
+        let at = own.then(|| start(list, &from, word));
         let at = at.unwrap_or((None, false));
         let reach = reach(list, &from, word, limit).filter(|_| own);
-        let wanted = blocks::extended(list, at.0, limit);
+        let wanted = extended(list, at.0, limit);
         let keys = match (at, reach) {
-            ((Some(at), true), _) => blocks::keys(list, at, limit),
+            ((Some(at), true), _) => block_keys(list, at, limit),
             _ if list != ListName::All => {
                 let mut keys = read_keys(g, list, &from, wanted);
                 // The blocks of its pets and the next page's: it writes
                 // those absent, and its cursor says if the next are there.
-                let around = at.0.map_or(Vec::new(), |at| {
-                    blocks::keys(list, at, wanted.max(2 * limit))
-                });
+                let around =
+                    at.0.map_or(Vec::new(), |at| block_keys(list, at, wanted.max(2 * limit)));
                 if keys.len() + around.len() < BATCH_KEYS {
                     keys.extend(around);
                 }
@@ -106,27 +103,72 @@ fn reach(list: ListName, from: &[u64], stored: u64, limit: usize) -> Option<u64>
     })
 }
 
+/// Where a page begins, if known, and whether blocks should hold it: the
+/// unfiltered list's start; a status cursor of word 2 (a status's first
+/// page reads the lanes: a rare status's first page is its last).
+fn start(list: ListName, from: &[u64], word: u64) -> (Option<u64>, bool) {
+    let at = from.iter().sum::<u64>();
+    let start = word == 0 && at == 0;
+    match list {
+        ListName::All => (start.then_some(0), start),
+        ListName::Status(_) => ((start || word > 0).then_some(at), word > 1),
+    }
+}
+
+/// Pets a status page from `at` reads: to its last block's end, to write it.
+fn extended(list: ListName, at: Option<u64>, limit: usize) -> usize {
+    let len = PIECE_LEN as u64;
+    match (list, at) {
+        (ListName::Status(_), Some(at)) => ((at + limit as u64).div_ceil(len) * len - at) as usize,
+        _ => limit,
+    }
+}
+
 /// The page `plan` planned: the blocks fetched with `ctr:id`, if they hold
 /// it; else the lanes walked, and a status's blocks settled. What it
 /// learned is written back.
 pub fn page<S: KvStore>(reader: &mut Reader<'_, S>, g: &Geometry, plan: &Plan) -> Result<Page> {
-    let ((list, limit), (at, blocks)) = (plan.of, plan.at);
-    let held = match blocks {
-        true => blocks::held(g, list, plan.from.clone(), limit, reader.fetched()),
-        false => None,
-    };
-    let (part, word) = match held {
+    let (part, word) = match held(g, plan, reader.fetched()) {
         Some(held) => held,
         None => {
             let (from, stored) = (plan.from.clone(), plan.stored);
-            let walked = walk(reader, g, list, from, stored, plan.wanted)?;
-            settle::settle(g, plan.of, at, walked, reader.fetched())
+            let walked = walk(reader, g, plan.of.0, from, stored, plan.wanted)?;
+            settle(g, plan.of, plan.at.0, walked, reader.fetched())
         }
     };
     let (pets, lanes, more, notes) = part.written(reader.store());
     let next = (more || !pets.is_empty()).then(|| Laned::new(lanes, word));
     let next = next.map(|laned| Parts::new(None, Some(laned)).cursor());
     Ok(Page::new(pets, next, notes))
+}
+
+/// The page from the blocks fetched, if `plan` says they should hold it and
+/// they do, and its word (the unfiltered list's: the rounds the blocks held
+/// whole).
+fn held(g: &Geometry, plan: &Plan, found: &Fetched) -> Option<(Part, u64)> {
+    let at = plan.at.1.then(|| plan.from.iter().sum::<u64>())?;
+    let ((list, limit), mut from) = (plan.of, plan.from.clone());
+    let first = at as i64 + if list == ListName::All { g.base() } else { 1 };
+    let (mut pets, mut whole) = (Vec::with_capacity(limit), 0);
+    for key in block_keys(list, at, limit) {
+        let piece = Piece::decode(found.peek(&key)?.to_vec()).ok()?;
+        if whole == pets.len() && piece.entries().len() == PIECE_LEN as usize {
+            whole += PIECE_LEN as usize;
+        }
+        let range = piece.range(first, first + limit as i64 - 1);
+        pets.extend(range.iter().map(|(_, pet)| pet.clone()));
+    }
+    if pets.len() != limit {
+        return None;
+    }
+    let word = match list {
+        ListName::All => (whole.max(limit) / g.width()) as u64,
+        ListName::Status(_) => 2,
+    };
+    for pet in &pets {
+        *from.get_mut(g.place(pet.id()).0)? += 1;
+    }
+    Some((Part::new(pets, from, true), word))
 }
 
 /// The lanes' part of a page, and the rounds every lane had stored: within
@@ -143,7 +185,13 @@ pub fn walk<S: KvStore>(
     let mut merge = Merge::new(*g, list, from, stored, limit);
     loop {
         reader.fetch(merge.lacking())?;
-        if merge.take(reader.fetched())? {
+        let found = reader.fetched();
+        // The heads, decoded where read: what the merge begins with.
+        let heads = match merge.reads_heads() {
+            true => Some(Heads::fetched(*g, found)?),
+            false => None,
+        };
+        if merge.take(found, heads)? {
             return Ok(merge.part());
         }
     }
@@ -167,7 +215,7 @@ pub fn unstored(
     let (lane, round) = g.place(id);
     let key = head_key(lane);
     let head = Head::decode(&key, reader.get(&key)?.as_deref())?;
-    match (head.round(), head.into_last()) {
+    match (head.round(), head.last()) {
         (r, Some(last)) if r == round => listed(&key, last.json().to_vec()).map(Some),
         (r, _) if r > round => {
             let key = pet_key(id);
