@@ -30,7 +30,7 @@ fn start(g: &Geometry, parts: &Parts) -> (Option<Counted>, Vec<u64>) {
 pub fn first_keys(g: &Geometry, list: ListName, parts: &Parts, limit: usize) -> Vec<String> {
     let (counted, from) = start(g, parts);
     let mut keys = counted.map_or(Vec::new(), |c| counters::first_keys(list, &c, limit));
-    keys.extend(lanes::read_keys(g, list, &from, limit));
+    keys.extend(g.read_keys(list, &from, limit));
     keys
 }
 

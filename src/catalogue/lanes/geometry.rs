@@ -2,7 +2,7 @@
 //! the first id of the lanes, a move's; ids ↔ lanes and rounds, pieces.
 
 use crate::catalogue::cursor::MAX_LANES;
-use crate::catalogue::keys::{lane_piece_key, PIECE_LEN};
+use crate::catalogue::keys::{block_key, head_key, lane_piece_key, PIECE_LEN};
 use crate::catalogue::record::SEAL_AFTER_MS;
 use crate::model::{number, ListName};
 
@@ -148,6 +148,33 @@ impl Geometry {
             ListName::All => lane_piece_key(list, lane, self.block(self.id(lane, index))),
             ListName::Status(_) => lane_piece_key(list, lane, (index as i64 - 1) / PIECE_LEN),
         }
+    }
+
+    /// What a merge reads first: the heads' keys, and the pieces a page
+    /// expects to need: of the ids it spans if the lanes are even; each lane's
+    /// next (of a status, and the one after it).
+    pub fn read_keys(&self, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
+        let width = from.len().max(1) as u64;
+        let mut keys: Vec<String> = (0..self.width).map(head_key).collect();
+        let mut add = |key: String| {
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        };
+        if list == ListName::All {
+            let first = from.iter().copied().min().unwrap_or(0) + 1;
+            let last = self.id(self.width() - 1, first + limit as u64 / width + 2);
+            (self.block(self.id(0, first))..=self.block(last))
+                .for_each(|k| add(block_key(list, k)));
+        }
+        let positions = 2 * (limit as u64 / width) + 2;
+        for (lane, done) in from.iter().enumerate() {
+            add(self.piece(list, lane, done + 1));
+            if list != ListName::All {
+                add(self.piece(list, lane, done + positions));
+            }
+        }
+        keys
     }
 
     /// The first entry of `lane` past the piece that holds entry `index`.

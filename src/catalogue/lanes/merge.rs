@@ -9,46 +9,15 @@ use std::collections::BTreeMap;
 
 use super::geometry::Geometry;
 use super::head::Heads;
+use super::part::Part;
 use crate::catalogue::created::Result;
-use crate::catalogue::keys::{block_key, entry_key, pet_key, PIECE_LEN};
+use crate::catalogue::keys::{entry_key, pet_key};
 use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::{rebuilt_note, sort_by_key, write_back, Piece};
-use crate::catalogue::reader::{Fetched, BATCH_KEYS, BATCH_WRITES};
+use crate::catalogue::piece::Piece;
+use crate::catalogue::reader::{Fetched, BATCH_KEYS};
 use crate::catalogue::record::PetRecord;
 use crate::errors::ApiError;
 use crate::model::ListName;
-use crate::store::KvStore;
-
-/// A page of the lanes: its pets, how far it went in each lane (as many as
-/// it lists of each), whether entries remain, what it writes back.
-#[derive(Debug, Default)]
-pub struct Part {
-    pub(super) pets: Vec<Listed>,
-    pub(super) lanes: Vec<u64>,
-    pub(super) more: bool,
-    pub(super) writes: Vec<(String, Vec<u8>)>,
-    notes: Vec<String>,
-    /// The lane each pet was taken from (of a merge's part).
-    taken: Vec<usize>,
-}
-
-impl Part {
-    pub fn new(pets: Vec<Listed>, lanes: Vec<u64>, more: bool) -> Part {
-        Part {
-            pets,
-            lanes,
-            more,
-            ..Part::default()
-        }
-    }
-
-    /// Its writes made (a failure noted): its pets, how far it went in
-    /// each lane, whether entries remain, its notes.
-    pub fn written(mut self, store: &impl KvStore) -> (Vec<Listed>, Vec<u64>, bool, Vec<String>) {
-        self.notes.extend(write_back(store, &self.writes, false));
-        (self.pets, self.lanes, self.more, self.notes)
-    }
-}
 
 /// The lanes merged in id order, from what a page's batches found: it says
 /// what it lacks ([`Merge::lacking`]), takes what the next batch found,
@@ -85,7 +54,7 @@ impl Merge {
         limit: usize,
     ) -> Merge {
         Merge {
-            lacking: stored.map_or_else(|| read_keys(&g, list, &from, limit), |_| Vec::new()),
+            lacking: stored.map_or_else(|| g.read_keys(list, &from, limit), |_| Vec::new()),
             g,
             list,
             limit,
@@ -330,126 +299,14 @@ impl Merge {
     }
 }
 
-/// A page read from the lanes (`rounds` stored) and its word: the
-/// unfiltered list's, those rounds. A status page writes the whole blocks
-/// it did not read, gives back its pets past `limit`; its word: 1 if exact
-/// to a settled pet, 2 if the next blocks are there too.
-pub fn settle(
-    g: &Geometry,
-    (list, limit): (ListName, usize),
-    at: Option<u64>,
-    (mut part, rounds): (Part, u64),
-    found: &Fetched,
-) -> (Part, u64) {
-    let settled = g.id(g.width() - 1, rounds);
-    let ends_settled = |part: &Part| part.pets.last().is_some_and(|pet| pet.id() <= settled);
-    let at = match (list, at) {
-        (ListName::All, _) => return (part, rounds),
-        (_, None) => {
-            let word = u64::from(ends_settled(&part));
-            return (part, word);
-        }
-        (_, Some(at)) => at,
-    };
-    // The position checked, not taken on a cursor's word: the block holding
-    // `at` says its pet, and every lane's next is past it, so the lanes
-    // listed exactly the `at` pets up to it.
-    let first = part.pets.first().map_or(i64::MAX, Listed::id);
-    let block = (at > 0).then(|| found.peek(&block_key(list, (at as i64 - 1) / PIECE_LEN)));
-    let exact = match block {
-        None => true,
-        Some(bytes) => bytes
-            .and_then(|b| Piece::decode(b.to_vec()).ok())
-            .is_some_and(|b| b.get(at as i64).is_some_and(|x| x.id() < first)),
-    };
-    let blocks = exact.then(|| whole(list, at, &part.pets, settled));
-    let mut blocks = blocks.unwrap_or_default();
-    // Those read and the same are not written again (one unreadable is).
-    blocks.retain(|(key, block)| found.peek(key) != Some(block));
-    give_back(&mut part, limit);
-    let there = |key: &String| found.peek(key).is_some() || blocks.iter().any(|(k, _)| k == key);
-    let next = block_keys(list, at + part.pets.len() as u64, limit);
-    let word = match exact && ends_settled(&part) {
-        false => 0,
-        true if next.iter().all(there) => 2,
-        true => 1,
-    };
-    // The blocks first, in the page's one write.
-    blocks.append(&mut part.writes);
-    part.writes = blocks;
-    (part, word)
-}
-
-/// Gives back the pets of `part` past `limit`: the lane each was taken
-/// from counts one fewer.
-fn give_back(part: &mut Part, limit: usize) {
-    part.pets.truncate(limit);
-    for lane in part.taken.split_off(limit.min(part.taken.len())) {
-        part.lanes[lane] -= 1;
-        part.more = true;
-    }
-}
-
-/// The whole blocks among `pets` (from `at + 1`), their ids settled.
-fn whole(list: ListName, at: u64, pets: &[Listed], settled: i64) -> Vec<(String, Vec<u8>)> {
-    let (at, mut writes) = (at as i64, Vec::new());
-    let mut j = (at + PIECE_LEN - 1) / PIECE_LEN;
-    while let Some(block) =
-        pets.get((PIECE_LEN * j - at) as usize..(PIECE_LEN * (j + 1) - at) as usize)
-    {
-        if block.last().is_none_or(|pet| pet.id() > settled) {
-            break;
-        }
-        let mut piece = Piece::default();
-        piece.add((PIECE_LEN * j + 1..).zip(block.iter().cloned()).collect());
-        writes.push((block_key(list, j), piece.encode()));
-        j += 1;
-    }
-    writes
-}
-
-/// The blocks that hold positions `at` (the last a cursor listed) to `at + n`.
-pub fn block_keys(list: ListName, at: u64, n: usize) -> Vec<String> {
-    let at = at as i64;
-    ((at.max(1) - 1) / PIECE_LEN..=(at + n as i64 - 1) / PIECE_LEN)
-        .map(|j| block_key(list, j))
-        .collect()
-}
-
-/// What a merge reads first: the heads' keys, and the pieces a page
-/// expects to need: of the ids it spans if the lanes are even; each lane's
-/// next (of a status, and the one after it).
-pub fn read_keys(g: &Geometry, list: ListName, from: &[u64], limit: usize) -> Vec<String> {
-    let width = from.len().max(1) as u64;
-    let mut keys: Vec<String> = Heads::keys(g.width()).collect();
-    let mut add = |key: String| {
-        if !keys.contains(&key) {
-            keys.push(key);
-        }
-    };
-    if list == ListName::All {
-        let first = from.iter().copied().min().unwrap_or(0) + 1;
-        let last = g.id(g.width() - 1, first + limit as u64 / width + 2);
-        (g.block(g.id(0, first))..=g.block(last)).for_each(|k| add(block_key(list, k)));
-    }
-    let positions = 2 * (limit as u64 / width) + 2;
-    for (lane, done) in from.iter().enumerate() {
-        add(g.piece(list, lane, done + 1));
-        if list != ListName::All {
-            add(g.piece(list, lane, done + positions));
-        }
-    }
-    keys
-}
-
-type Entries = Vec<(i64, Listed)>;
+pub type Entries = Vec<(i64, Listed)>;
 
 /// The pieces a page read (and whether rebuilt), and what they lack; in
 /// `Vec`s sorted by key (a `BTreeMap` more costs some 3 KB of module).
 #[derive(Default)]
 pub struct Pieces {
-    read: Vec<(String, (Piece, bool))>,
-    added: Vec<(String, Entries)>,
+    pub(super) read: Vec<(String, (Piece, bool))>,
+    pub(super) added: Vec<(String, Entries)>,
     pub notes: Vec<String>,
 }
 
@@ -458,7 +315,7 @@ impl Pieces {
         self.find(key).is_ok()
     }
 
-    fn find(&self, key: &str) -> Result<usize, usize> {
+    pub(super) fn find(&self, key: &str) -> Result<usize, usize> {
         self.read.binary_search_by(|(k, _)| k.as_str().cmp(key))
     }
 
@@ -478,57 +335,5 @@ impl Pieces {
             at
         });
         self.read[at].1 .0.entries()
-    }
-
-    pub fn learn(&mut self, key: &str, position: i64, pet: &Listed) {
-        let Ok(at) = self.find(key) else {
-            return;
-        };
-        if self.read[at].1 .0.get(position).is_some() {
-            return;
-        }
-        let found = self.added.binary_search_by(|(k, _)| k.as_str().cmp(key));
-        let at = found.unwrap_or_else(|at| {
-            self.added.insert(at, (key.to_string(), Vec::new()));
-            at
-        });
-        if !self.added[at].1.iter().any(|(p, _)| *p == position) {
-            self.added[at].1.push((position, pet.clone()));
-        }
-    }
-
-    /// The pieces that learned pets, at most [`BATCH_WRITES`]: first those a
-    /// page before skipped (so a follower's are written within two pages),
-    /// then those that add the most entries.
-    pub fn repairs(&mut self) -> Vec<(String, Vec<u8>)> {
-        let mut ranked: Vec<(i64, String, Entries)> = Vec::new();
-        for (key, added) in std::mem::take(&mut self.added) {
-            let first = added.first().map_or(1, |(p, _)| *p);
-            let skipped = (first - 1) % PIECE_LEN != 0
-                && self
-                    .find(&key)
-                    .is_ok_and(|at| self.read[at].1 .0.get(first - 1).is_none());
-            ranked.push(((i64::from(!skipped) << 32) - added.len() as i64, key, added));
-        }
-        sort_by_key(&mut ranked, |(rank, _, _)| *rank);
-        if ranked.len() > BATCH_WRITES {
-            let left = ranked.len() - BATCH_WRITES;
-            self.notes
-                .push(format!("{left} index pieces left for a later page"));
-        }
-        let mut writes = Vec::new();
-        for (_, key, added) in ranked.into_iter().take(BATCH_WRITES) {
-            let Ok(at) = self.find(&key) else {
-                continue;
-            };
-            let (mut piece, rebuilt) =
-                (std::mem::take(&mut self.read[at].1 .0), self.read[at].1 .1);
-            if rebuilt {
-                self.notes.push(rebuilt_note(&key, added.len()));
-            }
-            piece.add(added);
-            writes.push((key, piece.encode()));
-        }
-        writes
     }
 }

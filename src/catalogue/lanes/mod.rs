@@ -7,14 +7,17 @@ mod geometry;
 mod head;
 mod keyed;
 mod merge;
+mod part;
+mod settle;
 
 pub use create::{create, heads};
 pub use geometry::{Geometry, WIDTH};
 pub use head::Heads;
 pub use keyed::create as keyed;
-pub use merge::{read_keys, Part};
+pub use part::Part;
 
-use merge::{block_keys, settle, Merge};
+use merge::Merge;
+use settle::{block_keys, settle};
 
 use crate::catalogue::created::{Page, Result};
 use crate::catalogue::cursor::{Laned, Parts};
@@ -58,7 +61,7 @@ impl Plan {
         let keys = match (at, reach) {
             ((Some(at), true), _) => block_keys(list, at, limit),
             _ if list != ListName::All => {
-                let mut keys = read_keys(g, list, &from, wanted);
+                let mut keys = g.read_keys(list, &from, wanted);
                 // The blocks of its pets and the next page's: it writes
                 // those absent, and its cursor says if the next are there.
                 let around =
@@ -74,7 +77,7 @@ impl Plan {
                 let blocks = g.block(g.id(0, least + 1))..=g.block(g.id(g.width() - 1, last));
                 blocks.map(|k| block_key(list, k)).collect()
             }
-            _ => read_keys(g, list, &from, limit),
+            _ => g.read_keys(list, &from, limit),
         };
         let stored = reach.map(|_| word);
         Plan {
