@@ -274,9 +274,7 @@ impl<'a, S: KvStore> Word<'a, S> {
             return counters::create(store, taken, new, self.backend.atomic_batches())
                 .map(Created::Pet);
         };
-        counters::keyed(store, keyed, self.backend.word_read(), &|| {
-            self.take_id(store)
-        })
+        counters::keyed(store, keyed, self.backend, &|| self.take_id(store))
     }
 
     /// An id from `ctr:id`'s counter; a failure no race read what it holds.

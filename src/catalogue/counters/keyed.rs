@@ -4,7 +4,7 @@
 //! `layout.rs`'s to take: a create here asks for one (`take`).
 
 use super::create::{commit, read_back, reserve, Taken};
-use crate::catalogue::backend::WordRead;
+use crate::catalogue::backend::KvBackend;
 use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, pet_key};
 use crate::catalogue::record::{encode_pet, unreadable, Pending, PetRecord};
@@ -17,22 +17,26 @@ pub fn word(bytes: &[u8]) -> Option<i64> {
     decode_counter(bytes)
 }
 
-/// A keyed create: reads the key's word (`read`, as the backend allows
-/// without writing where it can) and follows a pet it binds, a replay
-/// being that read and one `get`; or, the key free, with an id from
-/// `take`, reserves, stages, claims, commits, or follows the create that
-/// claimed it first.
+/// A keyed create: reads the key's word (as the `backend` allows without
+/// writing where it can: a store this build does not serve is left as it
+/// was) and follows a pet it binds, a replay being that read and one `get`;
+/// or, the key free, with an id from `take`, reserves, stages, claims,
+/// commits, or follows the create that claimed it first.
 pub fn keyed<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
-    read: WordRead,
+    backend: KvBackend,
     take: &dyn Fn() -> Result<Taken>,
 ) -> Result<Created> {
     let key = keyed.record_key();
-    let (mut owner, mut begun) = match read {
-        WordRead::Increment => (store.increment(key, 0)?, None),
-        WordRead::Get => (bound(keyed, store.get(key)?.as_deref())?, None),
-        WordRead::Cas => {
+    // DynamoDB's compare-and-swap on an absent key is an atomic
+    // put-if-absent, so it is begun; Redis's `WATCH`es the key, absent or
+    // not, so a `get`; SQLite's is an upsert (Cosmos DB's is untried), so an
+    // `increment` by 0, which makes the word.
+    let (mut owner, mut begun) = match backend {
+        KvBackend::Spin | KvBackend::AzureCosmos => (store.increment(key, 0)?, None),
+        KvBackend::Redis => (bound(keyed, store.get(key)?.as_deref())?, None),
+        KvBackend::AwsDynamo => {
             let (cas, current) = store.cas_begin(key)?;
             (bound(keyed, current.as_deref())?, Some((cas, current)))
         }
