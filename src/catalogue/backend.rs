@@ -50,17 +50,6 @@ impl KvBackend {
         self == KvBackend::AwsDynamo
     }
 
-    /// How a keyed counters create first reads its key's word: where
-    /// compare-and-swap is atomic on an absent key, without writing (a
-    /// store this build does not serve is left as it was).
-    pub fn word_read(self) -> WordRead {
-        match self {
-            KvBackend::AwsDynamo => WordRead::Cas,
-            KvBackend::Redis => WordRead::Get,
-            KvBackend::Spin | KvBackend::AzureCosmos => WordRead::Increment,
-        }
-    }
-
     /// At length where writers contend or the store is remote, briefly
     /// where a failure is an outage.
     pub fn retry_policy(self) -> Policy {
@@ -85,18 +74,6 @@ impl KvBackend {
             _ => None,
         }
     }
-}
-
-/// A keyed counters create's first read of its key's word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WordRead {
-    /// `increment` by 0, which makes the word: SQLite's compare-and-swap on
-    /// an absent key is an upsert (Cosmos DB's is untried).
-    Increment,
-    /// A `get`: Redis's compare-and-swap `WATCH`es the key, absent or not.
-    Get,
-    /// A compare-and-swap begun: DynamoDB's is an atomic put-if-absent.
-    Cas,
 }
 
 /// A conditional write lost a race: what Spin's `aws_dynamo` backend

@@ -12,7 +12,7 @@ use crate::store::KvStore;
 #[cfg(not(feature = "edge"))]
 use {
     super::backend::{shows_dynamodb, shows_sqlite_locked},
-    super::counters::{self, End, Step, Taken},
+    super::counters::{self, End, Taken},
     super::created::{failed, Clock, Created, Keyed, Page},
     super::lanes::{self, Heads, WIDTH},
     super::{cursor::Counted, moved, reader::Reader},
@@ -274,13 +274,7 @@ impl<'a, S: KvStore> Word<'a, S> {
             return counters::create(store, taken, new, self.backend.atomic_batches())
                 .map(Created::Pet);
         };
-        let mut step = counters::begin(store, keyed, self.backend.word_read())?;
-        loop {
-            step = match step {
-                Step::Done(created) => return Ok(created),
-                Step::Free(free) => counters::lead(store, keyed, free, self.take_id(store)?)?,
-            };
-        }
+        counters::keyed(store, keyed, self.backend, &|| self.take_id(store))
     }
 
     /// An id from `ctr:id`'s counter; a failure no race read what it holds.

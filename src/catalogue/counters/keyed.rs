@@ -1,10 +1,10 @@
 //! A counters create under an `Idempotency-Key`: its word (0, or a pet's
 //! id), the slot and a pending record staged before the word is claimed,
 //! so that whoever finds the claim can finish it. The id it stages is
-//! `layout.rs`'s to take: a create here stops where it needs one.
+//! `layout.rs`'s to take: a create here asks for one (`take`).
 
 use super::create::{commit, read_back, reserve, Taken};
-use crate::catalogue::backend::WordRead;
+use crate::catalogue::backend::KvBackend;
 use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, pet_key};
 use crate::catalogue::record::{encode_pet, unreadable, Pending, PetRecord};
@@ -17,93 +17,76 @@ pub fn word(bytes: &[u8]) -> Option<i64> {
     decode_counter(bytes)
 }
 
-/// Where a keyed create stands: done, or its key free and an id wanted.
-pub enum Step<C> {
-    Done(Created),
-    Free(Free<C>),
-}
-
-/// A free key: its word (0, or an abandoned create's id), and the
-/// compare-and-swap its first read began, if it did.
-pub struct Free<C> {
-    from: i64,
-    begun: Option<(C, Option<Vec<u8>>)>,
-}
-
-/// Reads the key's word (`read`, as the backend allows without writing
-/// where it can) and follows a pet it binds: a replay is that read and one
-/// `get`.
-pub fn begin<S: KvStore>(
+/// A keyed create: reads the key's word (as the `backend` allows without
+/// writing where it can: a store this build does not serve is left as it
+/// was) and follows a pet it binds, a replay being that read and one `get`;
+/// or, the key free, with an id from `take`, reserves, stages, claims,
+/// commits, or follows the create that claimed it first.
+pub fn keyed<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
-    read: WordRead,
-) -> Result<Step<S::Cas>> {
+    backend: KvBackend,
+    take: &dyn Fn() -> Result<Taken>,
+) -> Result<Created> {
     let key = keyed.record_key();
-    let (word, begun) = match read {
-        WordRead::Increment => (store.increment(key, 0)?, None),
-        WordRead::Get => (bound(keyed, store.get(key)?.as_deref())?, None),
-        WordRead::Cas => {
+    // DynamoDB's compare-and-swap on an absent key is an atomic
+    // put-if-absent, so it is begun; Redis's `WATCH`es the key, absent or
+    // not, so a `get`; SQLite's is an upsert (Cosmos DB's is untried), so an
+    // `increment` by 0, which makes the word.
+    let (mut owner, mut begun) = match backend {
+        KvBackend::Spin | KvBackend::AzureCosmos => (store.increment(key, 0)?, None),
+        KvBackend::Redis => (bound(keyed, store.get(key)?.as_deref())?, None),
+        KvBackend::AwsDynamo => {
             let (cas, current) = store.cas_begin(key)?;
             (bound(keyed, current.as_deref())?, Some((cas, current)))
         }
     };
-    match word {
-        0 => Ok(Step::Free(Free { from: 0, begun })),
-        id => follow(store, keyed, id).map(step),
-    }
-}
-
-/// The key is free: with the id `taken`, reserve, stage, claim, commit;
-/// or follow the create that claimed it first.
-pub fn lead<S: KvStore>(
-    store: &Retrying<'_, S>,
-    keyed: &Keyed,
-    free: Free<S::Cas>,
-    taken: Taken,
-) -> Result<Step<S::Cas>> {
-    let reserved = reserve(store, taken, keyed.asked().status)?;
-    let (id, pet) = (reserved.id(), keyed.pet(reserved.id()));
-    let pending = Pending::new(reserved.position(), keyed.lease().now_ms, encode_pet(&pet)?);
-    // Staged in one set-many everywhere: a pending record is no pet.
-    commit(store, reserved, &pending.encode(), true)?;
-    match claim(store, keyed, free, id)? {
-        owner if owner != id => follow(store, keyed, owner).map(step),
-        _ if !pending.finishable(store.now_ms(), keyed.lease().lease_ms) => {
-            Err(failed("the keyed create ran past its commit window"))
+    // The word a claim swaps from: 0, or an abandoned create's id.
+    let mut from = 0;
+    loop {
+        if owner != from {
+            match follow(store, keyed, owner)? {
+                Followed::Done(created) => return Ok(created),
+                Followed::Abandoned(id) => (from, begun) = (id, None),
+            }
         }
-        _ => {
+        let reserved = reserve(store, take()?, keyed.asked().status)?;
+        let (id, pet) = (reserved.id(), keyed.pet(reserved.id()));
+        let pending = Pending::new(reserved.position(), keyed.lease().now_ms, encode_pet(&pet)?);
+        // Staged in one set-many everywhere: a pending record is no pet.
+        commit(store, reserved, &pending.encode(), true)?;
+        owner = claim(store, keyed, from, begun.take(), id)?;
+        if owner == id {
+            if !pending.finishable(store.now_ms(), keyed.lease().lease_ms) {
+                return Err(failed("the keyed create ran past its commit window"));
+            }
             commit_pet(store, id, pending.record())?;
-            Ok(Step::Done(Created::Pet(pet)))
+            return Ok(Created::Pet(pet));
         }
     }
 }
 
-fn step<C>(followed: Followed) -> Step<C> {
-    match followed {
-        Followed::Done(created) => Step::Done(created),
-        Followed::Abandoned(from) => Step::Free(Free { from, begun: None }),
-    }
-}
-
-/// The word swapped from `free.from` to `ours`; the word after, read back
-/// unless the swap reported success (Redis reports a conflict after
-/// writing). A swap that did not land is tried again.
+/// The word swapped from `from` to `ours` (by the compare-and-swap the
+/// first read began, if it did); the word after, read back unless the swap
+/// reported success (Redis reports a conflict after writing). A swap that
+/// did not land is tried again.
 fn claim<S: KvStore>(
     store: &Retrying<'_, S>,
     keyed: &Keyed,
-    mut free: Free<S::Cas>,
+    from: i64,
+    mut begun: Option<(S::Cas, Option<Vec<u8>>)>,
     ours: i64,
 ) -> Result<i64> {
     let record = keyed.record_key();
     let mut failure = StoreError("the claim's swap did not land".into());
     let mut backoff = store.backoff();
     loop {
-        let (cas, current) = match free.begun.take() {
+        let (cas, current) = match begun.take() {
             Some(begun) => begun,
             None => store.cas_begin(record)?,
         };
         let word = bound(keyed, current.as_deref())?;
-        if word != free.from {
+        if word != from {
             return Ok(word);
         }
         // In the counters' encoding (8 bytes on SQLite); text if absent.
@@ -119,8 +102,8 @@ fn claim<S: KvStore>(
             }
         }
         match bound(keyed, store.get(record)?.as_deref())? {
-            word if word == free.from && backoff.wait() => {}
-            word if word == free.from => return Err(ApiError::StoreUnavailable(failure)),
+            word if word == from && backoff.wait() => {}
+            word if word == from => return Err(ApiError::StoreUnavailable(failure)),
             word => return Ok(word),
         }
     }
