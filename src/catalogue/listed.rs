@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::rc::Rc;
 
-use crate::model::{number, PetStatus};
+use crate::model::{number, split_digits, PetStatus};
 
 /// Its id is the one its JSON states (`{"id":<id>,…}`).
 #[derive(Debug, Clone)]
@@ -30,13 +30,9 @@ impl Listed {
     /// A pet's JSON as `encode_pet` wrote it (`{"id":<id>,…}`), its shape
     /// checked, not every member decoded.
     pub fn from_json(json: Vec<u8>) -> Option<Listed> {
-        let digits = json.strip_prefix(br#"{"id":"#)?;
-        let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-        let id = number(std::str::from_utf8(&digits[..len]).ok()?)?;
-        if digits.get(len) != Some(&b',') || !json.ends_with(b"}") {
-            return None;
-        }
         let text = Rc::new(String::from_utf8(json).ok()?);
+        let (digits, rest) = split_digits(text.strip_prefix(r#"{"id":"#)?);
+        let id = number(digits).filter(|_| rest.starts_with(',') && text.ends_with('}'))?;
         let span = 0..text.len();
         Some(Listed { id, text, span })
     }

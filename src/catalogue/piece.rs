@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use super::listed::Listed;
 use super::reader::BATCH_WRITES;
-use crate::model::number;
+use crate::model::{number, split_digits};
 use crate::store::KvStore;
 
 /// An index piece's header: [`Piece`].
@@ -32,13 +32,12 @@ pub fn sort_by_key<T>(items: &mut [T], key: impl Fn(&T) -> i64) {
 
 /// The number at `text[at..end]` followed by `stop` (strictly, as
 /// written: `{n}`), and where the rest begins.
-fn digits(text: &str, (at, end): (usize, usize), stop: u8) -> Option<(i64, usize)> {
-    let b = text.as_bytes().get(at..end)?;
-    let len = b.iter().take_while(|c| c.is_ascii_digit()).count();
-    if b.get(len) != Some(&stop) {
-        return None;
-    }
-    Some((number(&text[at..at + len])?, at + len + 1))
+fn digits(text: &str, (at, end): (usize, usize), stop: char) -> Option<(i64, usize)> {
+    let (n, rest) = split_digits(text.get(at..end)?);
+    Some((
+        number(n).filter(|_| rest.starts_with(stop))?,
+        at + n.len() + 1,
+    ))
 }
 
 impl Piece {
@@ -78,8 +77,8 @@ impl Piece {
     /// The line `text[line..end]`: `<position> <id> {"id":<id>,…}`.
     fn entry(text: &Rc<String>, line: usize, end: usize) -> Option<(i64, Listed)> {
         let b = &text.as_bytes()[..end];
-        let (position, at) = digits(text, (line, end), b' ')?;
-        let (id, json) = digits(text, (at, end), b' ')?;
+        let (position, at) = digits(text, (line, end), ' ')?;
+        let (id, json) = digits(text, (at, end), ' ')?;
         let after = b
             .get(json..)?
             .strip_prefix(br#"{"id":"#)?

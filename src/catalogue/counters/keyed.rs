@@ -12,11 +12,6 @@ use crate::errors::ApiError;
 use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
 
-/// The id a word binds its key to (0: free), if it is a word.
-pub fn word(bytes: &[u8]) -> Option<i64> {
-    decode_counter(bytes)
-}
-
 /// A keyed create: reads the key's word (as the `backend` allows without
 /// writing where it can: a store this build does not serve is left as it
 /// was) and follows a pet it binds, a replay being that read and one `get`;
@@ -113,7 +108,7 @@ fn claim<S: KvStore>(
 /// release wrote here (`layout.rs` asks the store's layout why).
 fn bound(keyed: &Keyed, held: Option<&[u8]>) -> Result<i64> {
     held.map_or(Ok(0), |bytes| {
-        word(bytes).ok_or_else(|| unreadable(keyed.record_key()))
+        decode_counter(bytes).ok_or_else(|| unreadable(keyed.record_key()))
     })
 }
 

@@ -7,7 +7,7 @@ mod keyed;
 mod walk;
 
 pub use create::{create, Taken};
-pub use keyed::{follow, keyed, word};
+pub use keyed::{follow, keyed};
 pub use walk::{first_keys, walk, End};
 
 use crate::model::ListName;

@@ -6,6 +6,7 @@ use super::create::{claim, draw, first_choice, nonce, owner_of, Claim, Want, QUI
 use super::head::{Claimed, Heads};
 use crate::catalogue::counters;
 use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
+use crate::catalogue::keys::decode_counter;
 use crate::catalogue::record::{unreadable, words};
 use crate::errors::ApiError;
 use crate::model::number;
@@ -90,7 +91,7 @@ pub fn create<S: KvStore>(
             Some((Some(intent), _)) => return key.follow(intent?),
             // A key bound before a move: the moved store's counters part
             // follows its word.
-            Some((None, held)) => match counters::word(held) {
+            Some((None, held)) => match decode_counter(held) {
                 Some(0) => {}
                 Some(id) => match counters::follow(store, keyed, id)? {
                     Followed::Done(created) => return Ok(created),
