@@ -3,7 +3,7 @@
 //! by its layouts' modules.
 
 use super::backend::ATOMIC_BATCHES_ESCALATIONS;
-use super::created::{Clock, Created, Keyed, LayoutName, Lease, Page, Result};
+use super::created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page, Result};
 use super::cursor::Parts;
 use super::keys::pet_key;
 use super::lanes::{self, Geometry};
@@ -11,13 +11,21 @@ use super::layout::{Layout, Word};
 use super::listed::Listed;
 use super::reader::Reader;
 use super::record::PetRecord;
-use super::Catalogue;
 use crate::model::{IdempotencyKey, ListQuery, NewPet};
 use crate::platform::Platform;
 use crate::retry::Retrying;
 use crate::store::KvStore;
 
+pub struct Catalogue<'a, S: KvStore> {
+    store: &'a S,
+    deployment: &'a dyn Deployment,
+}
+
 impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
+    pub fn new(store: &'a S, deployment: &'a dyn Deployment) -> Self {
+        Catalogue { store, deployment }
+    }
+
     /// A reader, `ctr:id` as this backend holds it, and the layout the
     /// operator wants where reads are batched (only DynamoDB holds lanes).
     fn reader(&self) -> Result<(Reader<'a, S>, Word<'a, S>, LayoutName)> {

@@ -2,20 +2,28 @@
 //! atomics: each request reads `ctr:id` with its first keys (`layout.rs`
 //! decides what it holds), then the replicated layout serves it.
 
-use super::created::{Clock, Created, Keyed, Lease, Page, Result};
+use super::created::{Clock, Created, Deployment, Keyed, Lease, Page, Result};
 use super::cursor::Parts;
 use super::keys::pet_key;
 use super::layout::Word;
 use super::listed::Listed;
 use super::record::PetRecord;
 use super::replicated;
-use super::Catalogue;
 use crate::model::{IdempotencyKey, ListQuery, NewPet};
 use crate::platform::Platform;
 use crate::retry::{Policy, Retrying};
 use crate::store::KvStore;
 
+pub struct Catalogue<'a, S: KvStore> {
+    store: &'a S,
+    deployment: &'a dyn Deployment,
+}
+
 impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
+    pub fn new(store: &'a S, deployment: &'a dyn Deployment) -> Self {
+        Catalogue { store, deployment }
+    }
+
     /// A pet found is served, whoever wrote it; a miss reads `ctr:id`:
     /// another build's store is refused, not answered 404.
     pub fn get_pet(&self, id: i64) -> Result<Option<Listed>> {

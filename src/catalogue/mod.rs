@@ -38,17 +38,8 @@ pub use layout::BUILT;
 pub use listed::{pets_body, Listed};
 pub use record::{encode_pet, PetRecord, COMMIT_WITHIN_MS, SEAL_AFTER_MS};
 
-use crate::store::KvStore;
-
-/// This build's catalogue over a store: its requests are served in
-/// `atomic.rs`, or in the edge build, which imports no atomics, `edge.rs`.
-pub struct Catalogue<'a, S: KvStore> {
-    store: &'a S,
-    deployment: &'a dyn Deployment,
-}
-
-impl<'a, S: KvStore> Catalogue<'a, S> {
-    pub fn new(store: &'a S, deployment: &'a dyn Deployment) -> Self {
-        Catalogue { store, deployment }
-    }
-}
+/// This build's catalogue: the edge build imports no atomics.
+#[cfg(not(feature = "edge"))]
+pub use atomic::Catalogue;
+#[cfg(feature = "edge")]
+pub use edge::Catalogue;
