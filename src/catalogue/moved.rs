@@ -61,7 +61,7 @@ pub fn page<S: KvStore>(
         more = true;
     } else {
         let room = limit - page.pets.len();
-        let (part, _) = lanes::walk(reader, g, list, from, None, room)?;
+        let (part, _) = lanes::walk(reader, g, &lanes::Plan::walk(list, from, room))?;
         let (pets, lanes, more_lanes, notes) = part.written(reader.store());
         (more, from) = (more_lanes, lanes);
         page.pets.extend(pets);

@@ -81,17 +81,29 @@ impl Plan {
         };
         let stored = reach.map(|_| word);
         Plan {
-            of: (list, limit),
-            from,
             at,
             stored,
             wanted,
             keys,
+            ..Plan::walk(list, from, limit)
         }
     }
 
     pub fn keys(&self) -> &[String] {
         &self.keys
+    }
+
+    /// A walk of the lanes from `from` (a moved store's lanes part): no
+    /// block holds it, no round is known stored.
+    pub fn walk(list: ListName, from: Vec<u64>, limit: usize) -> Plan {
+        Plan {
+            of: (list, limit),
+            from,
+            at: (None, false),
+            stored: None,
+            wanted: limit,
+            keys: Vec::new(),
+        }
     }
 }
 
@@ -127,18 +139,9 @@ fn extended(list: ListName, at: Option<u64>, limit: usize) -> usize {
     }
 }
 
-/// The page `plan` planned: the blocks fetched with `ctr:id`, if they hold
-/// it; else the lanes walked, and a status's blocks settled. What it
-/// learned is written back.
+/// The page `plan` planned ([`walk`]), what it learned written back.
 pub fn page<S: KvStore>(reader: &mut Reader<'_, S>, g: &Geometry, plan: &Plan) -> Result<Page> {
-    let (part, word) = match held(g, plan, reader.fetched()) {
-        Some(held) => held,
-        None => {
-            let (from, stored) = (plan.from.clone(), plan.stored);
-            let walked = walk(reader, g, plan.of.0, from, stored, plan.wanted)?;
-            settle(g, plan.of, plan.at.0, walked, reader.fetched())
-        }
-    };
+    let (part, word) = walk(reader, g, plan)?;
     let (pets, lanes, more, notes) = part.written(reader.store());
     let next = (more || !pets.is_empty()).then(|| Laned::new(lanes, word));
     let next = next.map(|laned| Parts::new(None, Some(laned)).cursor());
@@ -174,28 +177,24 @@ fn held(g: &Geometry, plan: &Plan, found: &Fetched) -> Option<(Part, u64)> {
     Some((Part::new(pets, from, true), word))
 }
 
-/// The lanes' part of a page, and the rounds every lane had stored: within
-/// those `stored` says, no head is read, unless an entry is absent there.
-/// Its reads: what the merge lacks, a batch at a time.
-pub fn walk<S: KvStore>(
-    reader: &mut Reader<'_, S>,
-    g: &Geometry,
-    list: ListName,
-    from: Vec<u64>,
-    stored: Option<u64>,
-    limit: usize,
-) -> Result<(Part, u64)> {
-    let mut merge = Merge::new(*g, list, from, stored, limit);
+/// The lanes' part of the page `plan` planned, and its word: the blocks
+/// fetched with `ctr:id`, if they hold it; else the lanes merged, and
+/// settled ([`settle`]). Within the rounds `plan` says stored, no head is
+/// read, unless an entry is absent there. Its reads: what the merge lacks,
+/// a batch at a time.
+pub fn walk(reader: &mut Reader<impl KvStore>, g: &Geometry, plan: &Plan) -> Result<(Part, u64)> {
+    if let Some(held) = held(g, plan, reader.fetched()) {
+        return Ok(held);
+    }
+    let from = plan.from.clone();
+    let mut merge = Merge::new(*g, plan.of.0, from, plan.stored, plan.wanted);
     loop {
         reader.fetch(merge.lacking())?;
         let found = reader.fetched();
         // The heads, decoded where read: what the merge begins with.
-        let heads = match merge.reads_heads() {
-            true => Some(Heads::fetched(*g, found)?),
-            false => None,
-        };
-        if merge.take(found, heads)? {
-            return Ok(merge.part());
+        let heads = merge.reads_heads().then(|| Heads::fetched(*g, found));
+        if merge.take(found, heads.transpose()?)? {
+            return Ok(settle(g, plan.of, plan.at.0, merge.part(), found));
         }
     }
 }
