@@ -1,23 +1,24 @@
 //! A lanes page's merge: the lanes merged in id order from what the page's
 //! batches found (the heads, unless within the rounds stored; the pieces
 //! and pets below them), entries chosen while every lane's next id is
-//! known, and what it lacks next; the index pieces it learned; and its end,
-//! settled: a status's settled part written in blocks (`ixm:`). It reads
-//! nothing: `lanes::walk` does. docs/key-value-layout.md, "The lanes layout".
+//! known, and what it lacks next; the index pieces it read; and the part it
+//! makes ([`Part`]: its pets, how far it went in each lane, whether entries
+//! remain, what it writes back), settled in `settle.rs`. It reads nothing:
+//! `lanes::walk` does. docs/key-value-layout.md, "The lanes layout".
 
 use std::collections::BTreeMap;
 
 use super::geometry::Geometry;
-use super::head::Heads;
-use super::part::Part;
+use super::head::{Claimed, Head, Heads};
 use crate::catalogue::created::Result;
 use crate::catalogue::keys::{entry_key, pet_key};
 use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::Piece;
+use crate::catalogue::piece::{write_back, Piece};
 use crate::catalogue::reader::{Fetched, BATCH_KEYS};
 use crate::catalogue::record::PetRecord;
 use crate::errors::ApiError;
 use crate::model::ListName;
+use crate::store::KvStore;
 
 /// The lanes merged in id order, from what a page's batches found: it says
 /// what it lacks ([`Merge::lacking`]), takes what the next batch found,
@@ -101,13 +102,11 @@ impl Merge {
         if self.end.is_empty() {
             self.begin(found, heads)?;
         } else {
-            let learned = self.known.len();
+            let (learned, list) = (self.known.len(), self.list.as_str());
             self.take_fetched(found)?;
             if self.known.len() == learned {
-                let list = self.list.as_str();
-                return Err(ApiError::Internal(format!(
-                    "the lanes of {list} lack entries their heads count"
-                )));
+                let lack = format!("the lanes of {list} lack entries their heads count");
+                return Err(ApiError::Internal(lack));
             }
         }
         let blocked = self.choose();
@@ -124,29 +123,19 @@ impl Merge {
         let (list, g) = (self.list, self.g);
         let heads = heads.unwrap_or_else(|| Heads::past(g, self.stored.unwrap_or(0)));
         self.rounds = self.stored.unwrap_or_else(|| heads.stored_rounds());
-        self.end = heads
-            .all()
-            .iter()
-            .map(|h| list.status().map_or(h.round(), |s| h.count(s)))
-            .collect();
+        // Its end, and its head's pet if of the list.
+        let end = |h: &Head| list.status().map_or(h.round(), |s| h.count(s));
+        let listed = |last: &&Claimed| list.status().is_none_or(|s| s == last.status());
+        self.end = heads.all().iter().map(end).collect();
         self.next = self.from.iter().map(|n| n + 1).collect();
         for (lane, head) in heads.all().iter().enumerate() {
-            if let Some(last) = head
-                .last()
-                .filter(|last| list.status().is_none_or(|s| s == last.status()))
-            {
-                let pet = Listed::from_json(last.json().to_vec());
-                let pet = pet.ok_or_else(|| {
-                    ApiError::Internal(format!("lane {lane}'s head holds no pet"))
-                })?;
+            if let Some(last) = head.last().filter(listed) {
+                let none = || ApiError::Internal(format!("lane {lane}'s head holds no pet"));
+                let pet = Listed::from_json(last.json().to_vec()).ok_or_else(none)?;
                 self.known.insert((lane, self.end[lane]), pet);
             }
             let mut index = self.next[lane];
-            while index <= self.end[lane] {
-                let key = self.piece(lane, index);
-                if !self.pieces.has(&key) && !self.take_piece(lane, &key, found) {
-                    break;
-                }
+            while index <= self.end[lane] && self.take_piece(lane, index, found) {
                 index = g.after_piece(list, lane, index);
             }
         }
@@ -193,9 +182,7 @@ impl Merge {
         if blocked {
             // The lanes whose next entry is unknown share what the page
             // still lacks: a status held by one lane gets one batch.
-            let blocking: Vec<usize> = (0..self.end.len())
-                .filter(|lane| self.blocks(*lane))
-                .collect();
+            let blocking: Vec<usize> = (0..self.end.len()).filter(|l| self.blocks(*l)).collect();
             let per_lane = ((self.limit - self.chosen.len()) / blocking.len().max(1) + 2) as u64;
             for lane in blocking {
                 let last = self.end[lane].min(self.next[lane] + per_lane - 1);
@@ -205,7 +192,7 @@ impl Merge {
         asked.retain(|entry| !self.known.contains_key(entry));
         let mut keys: Vec<String> = Vec::new();
         for (lane, index) in &asked {
-            let piece = self.piece(*lane, *index);
+            let piece = self.g.piece(self.list, *lane, *index);
             if !self.pieces.has(&piece) && !keys.contains(&piece) {
                 keys.push(piece);
             }
@@ -228,16 +215,15 @@ impl Merge {
         }
     }
 
-    fn piece(&self, lane: usize, index: u64) -> String {
-        self.g.piece(self.list, lane, index)
-    }
-
-    fn take_piece(&mut self, lane: usize, key: &str, found: &Fetched) -> bool {
-        if !found.holds(key) {
-            return false;
+    /// Takes the piece of `lane`'s entry `index`, if fetched and not taken;
+    /// whether it is taken.
+    fn take_piece(&mut self, lane: usize, index: u64, found: &Fetched) -> bool {
+        let (g, key) = (self.g, self.g.piece(self.list, lane, index));
+        let had = self.pieces.has(&key);
+        if had || !found.holds(&key) {
+            return had;
         }
-        let g = self.g;
-        for (position, pet) in self.pieces.absorb(key, found.peek(key)).to_vec() {
+        for (position, pet) in self.pieces.absorb(&key, found.peek(&key)).to_vec() {
             let place = match self.list {
                 ListName::All if position >= g.base() => g.place(position),
                 ListName::All => continue,
@@ -253,10 +239,7 @@ impl Merge {
     /// What the last batch fetched: pieces, then pets below their heads.
     fn take_fetched(&mut self, found: &Fetched) -> Result<()> {
         for (lane, index) in std::mem::take(&mut self.asked) {
-            let piece = self.piece(lane, index);
-            if !self.pieces.has(&piece) {
-                self.take_piece(lane, &piece, found);
-            }
+            self.take_piece(lane, index, found);
             let truth = self.truth_key(lane, index);
             if self.known.contains_key(&(lane, index)) || !found.holds(&truth) {
                 continue;
@@ -296,6 +279,37 @@ impl Merge {
         part.writes = self.pieces.repairs();
         part.notes = std::mem::take(&mut self.pieces.notes);
         (part, self.rounds)
+    }
+}
+
+/// A page of the lanes: its pets, how far it went in each lane (as many as
+/// it lists of each), whether entries remain, what it writes back.
+#[derive(Debug, Default)]
+pub struct Part {
+    pub(super) pets: Vec<Listed>,
+    pub(super) lanes: Vec<u64>,
+    pub(super) more: bool,
+    pub(super) writes: Vec<(String, Vec<u8>)>,
+    pub(super) notes: Vec<String>,
+    /// The lane each pet was taken from (of a merge's part).
+    pub(super) taken: Vec<usize>,
+}
+
+impl Part {
+    pub fn new(pets: Vec<Listed>, lanes: Vec<u64>, more: bool) -> Part {
+        Part {
+            pets,
+            lanes,
+            more,
+            ..Part::default()
+        }
+    }
+
+    /// Its writes made (a failure noted): its pets, how far it went in
+    /// each lane, whether entries remain, its notes.
+    pub fn written(mut self, store: &impl KvStore) -> (Vec<Listed>, Vec<u64>, bool, Vec<String>) {
+        self.notes.extend(write_back(store, &self.writes, false));
+        (self.pets, self.lanes, self.more, self.notes)
     }
 }
 

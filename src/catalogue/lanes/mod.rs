@@ -7,16 +7,14 @@ mod geometry;
 mod head;
 mod keyed;
 mod merge;
-mod part;
 mod settle;
 
 pub use create::{create, heads};
 pub use geometry::{Geometry, WIDTH};
 pub use head::Heads;
 pub use keyed::create as keyed;
-pub use part::Part;
 
-use merge::Merge;
+use merge::{Merge, Part};
 use settle::{block_keys, settle};
 
 use crate::catalogue::created::{Page, Result};

@@ -3,8 +3,7 @@
 //! back) and the index pieces it learned, written back with the page.
 
 use super::geometry::Geometry;
-use super::merge::{Entries, Pieces};
-use super::part::Part;
+use super::merge::{Entries, Part, Pieces};
 use crate::catalogue::keys::{block_key, PIECE_LEN};
 use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::{rebuilt_note, sort_by_key, Piece};
