@@ -129,12 +129,8 @@ impl Geometry {
 
     /// Per lane, the rounds below `position`, a counters cursor's.
     pub fn rounds_below(&self, position: Option<i64>) -> Vec<u64> {
-        let below = |lane: usize| match position {
-            Some(p) if p - 1 - self.base - lane as i64 >= 0 => {
-                ((p - 1 - self.base - lane as i64) / self.width as i64) as u64 + 1
-            }
-            _ => 0,
-        };
+        let offset = position.unwrap_or(self.base) - self.base;
+        let below = |lane| ((offset - lane as i64).max(0) as u64).div_ceil(self.width as u64);
         (0..self.width).map(below).collect()
     }
 
