@@ -36,12 +36,10 @@ pub fn settle(
     // listed exactly the `at` pets up to it.
     let first = part.pets.first().map_or(i64::MAX, Listed::id);
     let block = (at > 0).then(|| found.peek(&block_key(list, (at as i64 - 1) / PIECE_LEN)));
-    let exact = match block {
-        None => true,
-        Some(bytes) => bytes
-            .and_then(|b| Piece::decode(b.to_vec()).ok())
-            .is_some_and(|b| b.get(at as i64).is_some_and(|x| x.id() < first)),
-    };
+    let exact = block.is_none_or(|bytes| {
+        let block = bytes.and_then(|b| Piece::decode(b.to_vec()).ok());
+        block.is_some_and(|b| b.get(at as i64).is_some_and(|x| x.id() < first))
+    });
     let blocks = exact.then(|| whole(list, at, &part.pets, settled));
     let mut blocks = blocks.unwrap_or_default();
     // Those read and the same are not written again (one unreadable is).
@@ -100,10 +98,9 @@ pub fn block_keys(list: ListName, at: u64, n: usize) -> Vec<String> {
 /// merge reads them, [`Pieces::absorb`]).
 impl Pieces {
     pub fn learn(&mut self, key: &str, position: i64, pet: &Listed) {
-        let Ok(at) = self.find(key) else {
-            return;
-        };
-        if self.read[at].1 .0.get(position).is_some() {
+        // Only to a piece read, that lacks it.
+        let lacks = |at: usize| self.read[at].1 .0.get(position).is_none();
+        if !self.find(key).is_ok_and(lacks) {
             return;
         }
         let found = self.added.binary_search_by(|(k, _)| k.as_str().cmp(key));
