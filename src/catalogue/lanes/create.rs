@@ -68,14 +68,11 @@ pub fn draw(rounds: &[u64], tried: Option<usize>, random: [u8; 16]) -> usize {
     let pool: Vec<usize> = pool.collect();
     let pick = |at: usize| {
         let bits = u32::from_le_bytes(random[at..at + 4].try_into().unwrap_or_default());
-        pool.get(bits as usize % pool.len().max(1))
-            .map_or(0, |k| *k)
+        *pool.get(bits as usize % pool.len().max(1)).unwrap_or(&0)
     };
     // The first on a tie.
-    [pick(8), pick(12)]
-        .into_iter()
-        .min_by_key(|k| rounds[*k])
-        .unwrap_or(0)
+    let picks = [pick(8), pick(12)];
+    picks.into_iter().min_by_key(|k| rounds[*k]).unwrap_or(0)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -113,6 +110,7 @@ pub fn claim<S: KvStore>(
         store.set_many(&writes)?;
         stored = Some(read.round());
     }
+    let behind = |round| ApiError::Internal(format!("{key} is behind round {round}"));
     loop {
         let (cas, current) = store.cas_begin(&key)?;
         let head = Head::decode(&key, current.as_deref())?;
@@ -125,11 +123,7 @@ pub fn claim<S: KvStore>(
                     _ => Claim::Lost(head, false),
                 })
             }
-            Want::Round(wanted) if wanted > next => {
-                return Err(ApiError::Internal(format!(
-                    "{key} is behind round {wanted}"
-                )))
-            }
+            Want::Round(wanted) if wanted > next => return Err(behind(wanted)),
             _ => {}
         }
         if let (true, Some(writes)) = (stored != Some(head.round()), head.stored(lane)) {

@@ -54,7 +54,8 @@ impl Plan {
         from.resize(g.width(), 0);
         let at = own.then(|| start(list, &from, word));
         let at = at.unwrap_or((None, false));
-        let reach = reach(list, &from, word, limit).filter(|_| own);
+        // Another width's cursor has no word: its page reaches no round stored.
+        let reach = reach(list, &from, word, limit);
         let wanted = extended(list, at.0, limit);
         let keys = match (at, reach) {
             ((Some(at), true), _) => block_keys(list, at, limit),
@@ -162,9 +163,7 @@ fn held(g: &Geometry, plan: &Plan, found: &Fetched) -> Option<(Part, u64)> {
         let range = piece.range(first, first + limit as i64 - 1);
         pets.extend(range.iter().map(|(_, pet)| pet.clone()));
     }
-    if pets.len() != limit {
-        return None;
-    }
+    (pets.len() == limit).then_some(())?;
     let word = match list {
         ListName::All => (whole.max(limit) / g.width()) as u64,
         ListName::Status(_) => 2,
