@@ -2,14 +2,9 @@
 //! compare-and-swap of the head after storing the pet the head held.
 
 use super::head::{Claimed, Head, Heads};
-use crate::catalogue::created::{failed, Result};
-use crate::catalogue::keys::{head_key, pet_key};
-use crate::catalogue::reader::found as found_in;
-use crate::catalogue::record::PetRecord;
-use crate::errors::ApiError;
-use crate::model::{NewPet, Pet};
-use crate::retry::Retrying;
-use crate::store::{KvStore, SwapReport};
+use crate::catalogue::{created::failed, created::Result, keys::head_key, keys::pet_key};
+use crate::{catalogue::reader::found as found_in, catalogue::record::PetRecord, store::KvStore};
+use crate::{errors::ApiError, model::NewPet, model::Pet, retry::Retrying, store::SwapReport};
 
 /// How many rounds past the fewest a create may claim a lane: no lane runs
 /// more than `AHEAD + 1` rounds ahead of another, so an id is at most

@@ -1,9 +1,8 @@
 //! A lanes store's geometry, as its mark says: how many lanes (any width),
 //! the first id of the lanes, a move's; ids ↔ lanes and rounds, pieces.
 
-use crate::catalogue::cursor::MAX_LANES;
 use crate::catalogue::keys::{block_key, head_key, lane_piece_key, PIECE_LEN};
-use crate::catalogue::record::SEAL_AFTER_MS;
+use crate::catalogue::{cursor::MAX_LANES, record::SEAL_AFTER_MS};
 use crate::model::{number, ListName};
 
 /// The lanes a store claimed or moved by this release gets.

@@ -2,12 +2,9 @@
 //! that round's pet, stored by the lane's next create; and a store's heads.
 
 use super::geometry::Geometry;
-use crate::catalogue::created::Result;
-use crate::catalogue::keys::{entry_key, head_key, pet_key};
-use crate::catalogue::reader::Fetched;
 use crate::catalogue::record::{encode_pet, persisted, unreadable, words};
-use crate::model::padded;
-use crate::model::{number, Pet, PetStatus};
+use crate::catalogue::{created::Result, keys::entry_key, keys::head_key, keys::pet_key};
+use crate::model::{number, padded, Pet, PetStatus};
 
 const HEADER: &str = Heads::HEADER;
 
@@ -126,11 +123,6 @@ impl Heads {
         let head = |k| Head::decode(&head_key(k), value(&head_key(k)));
         let heads = (0..geometry.width()).map(head).collect::<Result<_, _>>()?;
         Ok(Heads { geometry, heads })
-    }
-
-    /// The heads a page's batches fetched.
-    pub fn fetched(geometry: Geometry, found: &Fetched) -> Result<Heads> {
-        Heads::read(geometry, |key| found.peek(key))
     }
 
     pub fn past(geometry: Geometry, stored: u64) -> Heads {

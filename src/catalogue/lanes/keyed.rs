@@ -4,15 +4,10 @@
 
 use super::create::{claim, draw, first_choice, nonce, owner_of, Claim, Want, QUICK_TRIES};
 use super::head::{Claimed, Heads};
-use crate::catalogue::counters;
 use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
-use crate::catalogue::keys::decode_counter;
-use crate::catalogue::record::{unreadable, words};
-use crate::errors::ApiError;
-use crate::model::number;
-use crate::model::padded;
-use crate::retry::Retrying;
+use crate::catalogue::{counters, keys::decode_counter, record::unreadable, record::words};
 use crate::store::{KvStore, SwapReport};
+use crate::{errors::ApiError, model::number, model::padded, retry::Retrying};
 
 impl Keyed {
     /// A lanes keyed create's intent, its record (here, where `formats.rs`

@@ -8,17 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use super::geometry::Geometry;
-use super::head::{Claimed, Head, Heads};
-use crate::catalogue::created::Result;
-use crate::catalogue::keys::{entry_key, pet_key};
-use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::{write_back, Piece};
-use crate::catalogue::reader::{Fetched, BATCH_KEYS};
-use crate::catalogue::record::PetRecord;
-use crate::errors::ApiError;
-use crate::model::ListName;
-use crate::store::KvStore;
+use super::{geometry::Geometry, head::Claimed, head::Head, head::Heads};
+use crate::catalogue::{created::Result, keys::entry_key, keys::pet_key, listed::Listed};
+use crate::catalogue::{piece::write_back, piece::Piece, reader::Fetched, reader::BATCH_KEYS};
+use crate::{catalogue::record::PetRecord, errors::ApiError, model::ListName, store::KvStore};
 
 /// The lanes merged in id order, from what a page's batches found: it says
 /// what it lacks ([`Merge::lacking`]), takes what the next batch found,

@@ -9,25 +9,17 @@ mod keyed;
 mod merge;
 mod settle;
 
-pub use create::{create, heads};
-pub use geometry::{Geometry, WIDTH};
-pub use head::Heads;
-pub use keyed::create as keyed;
+pub use {create::create, create::heads, geometry::Geometry, geometry::WIDTH};
+pub use {head::Heads, keyed::create as keyed};
 
-use merge::{Merge, Part};
-use settle::{block_keys, settle};
+use {head::Head, merge::Merge, merge::Part, settle::block_keys, settle::settle};
 
-use crate::catalogue::created::{Page, Result};
-use crate::catalogue::cursor::{Laned, Parts};
-use crate::catalogue::keys::{block_key, head_key, pet_key, PIECE_LEN};
-use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::Piece;
-use crate::catalogue::reader::{Fetched, Reader, BATCH_KEYS};
-use crate::catalogue::record::{listed, PetRecord};
-use crate::model::ListName;
-use crate::store::KvStore;
-
-use head::Head;
+use crate::catalogue::{
+    created::Page, created::Result, cursor::Laned, cursor::Parts, keys::block_key, keys::head_key,
+    keys::pet_key, keys::PIECE_LEN, listed::Listed, piece::Piece, reader::Fetched, reader::Reader,
+    reader::BATCH_KEYS, record::listed, record::PetRecord,
+};
+use crate::{model::ListName, store::KvStore};
 
 /// A page planned once: where it begins, how it reads (blocks alone; the
 /// rounds its cursor says are stored; or the heads), its first keys.
@@ -189,7 +181,9 @@ pub fn walk(reader: &mut Reader<impl KvStore>, g: &Geometry, plan: &Plan) -> Res
         reader.fetch(merge.lacking())?;
         let found = reader.fetched();
         // The heads, decoded where read: what the merge begins with.
-        let heads = merge.reads_heads().then(|| Heads::fetched(*g, found));
+        let heads = merge
+            .reads_heads()
+            .then(|| Heads::read(*g, |k| found.peek(k)));
         if merge.take(found, heads.transpose()?)? {
             return Ok(settle(g, plan.of, plan.at.0, merge.part(), found));
         }

@@ -2,12 +2,9 @@
 //! settled part written in blocks, `ixm:`, its pets past the page given
 //! back) and the index pieces it learned, written back with the page.
 
-use super::geometry::Geometry;
-use super::merge::{Entries, Part, Pieces};
-use crate::catalogue::keys::{block_key, PIECE_LEN};
-use crate::catalogue::listed::Listed;
-use crate::catalogue::piece::{rebuilt_note, sort_by_key, Piece};
-use crate::catalogue::reader::{Fetched, BATCH_WRITES};
+use super::{geometry::Geometry, merge::Entries, merge::Part, merge::Pieces};
+use crate::catalogue::{keys::block_key, keys::PIECE_LEN, listed::Listed, piece::rebuilt_note};
+use crate::catalogue::{piece::sort_by_key, piece::Piece, reader::Fetched, reader::BATCH_WRITES};
 use crate::model::ListName;
 
 /// A page read from the lanes (`rounds` stored) and its word: the
