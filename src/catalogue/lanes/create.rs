@@ -96,7 +96,7 @@ pub fn claim<S: KvStore>(
     make: &dyn Fn(i64) -> Result<Claimed>,
 ) -> Result<Claim> {
     let (key, mut backoff, g) = (head_key(lane), store.backoff(), lanes.geometry());
-    let (read, mut stored) = (lanes.head(lane), None);
+    let (read, mut stored) = (&lanes.all()[lane], None);
     let worth = match want {
         Want::Next { ceiling } => read.round() <= ceiling,
         Want::Round(wanted) => wanted == read.round() + 1,

@@ -140,10 +140,6 @@ impl Heads {
         &self.geometry
     }
 
-    pub fn head(&self, lane: usize) -> &Head {
-        &self.heads[lane]
-    }
-
     pub fn all(&self) -> &[Head] {
         &self.heads
     }

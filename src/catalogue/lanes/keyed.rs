@@ -20,24 +20,16 @@ const HEADER: &str = Keyed::LANES_INTENT;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Intent {
-    lane: usize,
-    round: u64,
-    started_ms: u64,
+    /// The lane and round it claims.
+    at: (usize, u64),
+    /// When it began (ms).
+    started: u64,
     pet: Claimed,
 }
 
 impl Intent {
-    fn new(lane: usize, round: u64, started_ms: u64, pet: Claimed) -> Intent {
-        Intent {
-            lane,
-            round,
-            started_ms,
-            pet,
-        }
-    }
-
     fn encode(&self) -> Vec<u8> {
-        let (lane, round, started) = (self.lane, self.round, self.started_ms);
+        let ((lane, round), started) = (self.at, self.started);
         let (id, nonce) = (self.pet.id(), self.pet.nonce());
         let meta = format!("{HEADER}{lane} {round} {id} {started} {nonce:016x}\n");
         [meta.as_bytes(), self.pet.json()].concat()
@@ -114,21 +106,21 @@ pub fn create<S: KvStore>(
 }
 
 impl<S: KvStore> Key<'_, '_, S> {
-    fn intent(&self, lanes: &Heads, lane: usize, started_ms: u64, nonce: u64) -> Result<Intent> {
-        let round = lanes.head(lane).round() + 1;
-        let pet = Claimed::of(&self.keyed.pet(lanes.geometry().id(lane, round)), nonce)?;
-        Ok(Intent::new(lane, round, started_ms, pet))
+    fn intent(&self, lanes: &Heads, lane: usize, started: u64, nonce: u64) -> Result<Intent> {
+        let at = (lane, lanes.all()[lane].round() + 1);
+        let pet = Claimed::of(&self.keyed.pet(lanes.geometry().id(lane, at.1)), nonce)?;
+        Ok(Intent { at, started, pet })
     }
 
     /// The intent `bytes` hold, if an intent: this request's, or a 422.
     fn decode(&self, bytes: &[u8]) -> Option<Result<Intent>> {
         let (read, json) = read(bytes)?;
-        let Some(((lane, round), (id, started_ms, nonce))) = read else {
+        let Some((at, (id, started, nonce))) = read else {
             return Some(Err(unreadable(self.keyed.record_key())));
         };
         Some(
             Claimed::of(&self.keyed.pet(id), nonce).and_then(|pet| match pet.json() == json {
-                true => Ok(Intent::new(lane, round, started_ms, pet)),
+                true => Ok(Intent { at, started, pet }),
                 false => Err(ApiError::IdempotencyKeyReused),
             }),
         )
@@ -144,17 +136,17 @@ impl<S: KvStore> Key<'_, '_, S> {
     fn finish(&self, mut read: Heads, mut intent: Intent) -> Result<Created> {
         let (store, mut backoff) = (self.store, self.store.backoff());
         for tries in 1.. {
-            let (pet, want) = (intent.pet.clone(), Want::Round(intent.round));
+            let (pet, want) = (intent.pet.clone(), Want::Round(intent.at.1));
             let make = |_| Ok(pet.clone());
-            if let Claim::Won(id) = claim(store, &read, (intent.lane, want), pet.nonce(), &make)? {
+            if let Claim::Won(id) = claim(store, &read, (intent.at.0, want), pet.nonce(), &make)? {
                 return Ok(Created::Pet(self.keyed.pet(id)));
             }
             if tries >= QUICK_TRIES && !backoff.wait() {
                 return Err(failed("each round tried was taken by another create"));
             }
             read = (self.lanes)()?;
-            let lane = draw(&read.rounds(), Some(intent.lane), store.random());
-            let moved = self.intent(&read, lane, intent.started_ms, intent.pet.nonce())?;
+            let lane = draw(&read.rounds(), Some(intent.at.0), store.random());
+            let moved = self.intent(&read, lane, intent.started, intent.pet.nonce())?;
             let (cas, current) = store.cas_begin(self.keyed.record_key())?;
             let swapped = match current.and_then(|held| self.decode(&held)) {
                 Some(Ok(held)) if held == intent => store.cas_swap(cas, &moved.encode()),
@@ -178,13 +170,13 @@ impl<S: KvStore> Key<'_, '_, S> {
     /// This request's intent: claimed → a replay; not yet, within the
     /// lease → 409; after → finished as its owner would.
     fn follow(&self, intent: Intent) -> Result<Created> {
-        let id = intent.pet.id();
-        if let (Some((owner, body)), _) = owner_of(self.store, intent.lane, intent.round, id)? {
+        let ((lane, round), id) = (intent.at, intent.pet.id());
+        if let (Some((owner, body)), _) = owner_of(self.store, lane, round, id)? {
             if owner == intent.pet.nonce() {
                 return Ok(Created::Replayed { id, body });
             }
         }
-        self.keyed.within_lease(intent.started_ms)?;
+        self.keyed.within_lease(intent.started)?;
         self.finish((self.lanes)()?, intent)
     }
 

@@ -38,21 +38,17 @@ pub struct Merge {
 }
 
 impl Merge {
-    /// Up to `limit` pets after `from`; first the heads (with the pieces it
-    /// expects to need), unless the page lies in the rounds `stored`.
-    pub fn new(
-        g: Geometry,
-        list: ListName,
-        from: Vec<u64>,
-        stored: Option<u64>,
-        limit: usize,
-    ) -> Merge {
+    /// Up to `limit` pets of `list` (`of`) after `from`; first the heads
+    /// (with the pieces it expects to need), unless the page lies in the
+    /// rounds `stored`.
+    pub fn new(g: Geometry, of: (ListName, usize), from: &[u64], stored: Option<u64>) -> Merge {
+        let (list, limit) = of;
         Merge {
-            lacking: stored.map_or_else(|| g.read_keys(list, &from, limit), |_| Vec::new()),
+            lacking: stored.map_or_else(|| g.read_keys(list, from, limit), |_| Vec::new()),
             g,
             list,
             limit,
-            from,
+            from: from.to_vec(),
             stored,
             rounds: 0,
             next: Vec::new(),
@@ -84,8 +80,7 @@ impl Merge {
             (Err(ApiError::Internal(_)), Some(_)) => {}
             (merged, _) => return merged,
         }
-        let from = std::mem::take(&mut self.from);
-        *self = Merge::new(self.g, self.list, from, None, self.limit);
+        *self = Merge::new(self.g, (self.list, self.limit), &self.from, None);
         Ok(false)
     }
 

@@ -175,8 +175,7 @@ pub fn walk(reader: &mut Reader<impl KvStore>, g: &Geometry, plan: &Plan) -> Res
     if let Some(held) = held(g, plan, reader.fetched()) {
         return Ok(held);
     }
-    let from = plan.from.clone();
-    let mut merge = Merge::new(*g, plan.of.0, from, plan.stored, plan.wanted);
+    let mut merge = Merge::new(*g, (plan.of.0, plan.wanted), &plan.from, plan.stored);
     loop {
         reader.fetch(merge.lacking())?;
         let found = reader.fetched();
