@@ -141,16 +141,12 @@ pub fn claim<S: KvStore>(
     }
 }
 
-pub type Owner = (u64, Vec<u8>);
+/// Whose a round is (its nonce and JSON; none yet), and the lane's head.
+pub type Owner = (Option<(u64, Vec<u8>)>, Head);
 
-/// Whose `round` of `lane` is (its nonce and JSON; none yet), and the
-/// lane's head: one `get-many` of the head and the stored pet.
-pub fn owner_of(
-    store: &impl KvStore,
-    lane: usize,
-    round: u64,
-    id: i64,
-) -> Result<(Option<Owner>, Head)> {
+/// Whose `round` of `lane` is, and the lane's head: one `get-many` of the
+/// head and the stored pet.
+pub fn owner_of(store: &impl KvStore, lane: usize, round: u64, id: i64) -> Result<Owner> {
     let (key, pet) = (head_key(lane), pet_key(id));
     let found = store.get_many(&[key.clone(), pet.clone()])?;
     let value = |k: &str| found_in(&found, k).map(<[u8]>::to_vec);

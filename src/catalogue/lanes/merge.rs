@@ -257,10 +257,7 @@ impl Merge {
         let mut part = Part::new(pets.collect(), lanes, more);
         part.taken = self.chosen.iter().map(|(lane, _)| *lane).collect();
         for ((lane, index), pet) in &self.known {
-            let position = match self.list {
-                ListName::All => pet.id(),
-                ListName::Status(_) => *index as i64,
-            };
+            let position = self.list.status().map_or(pet.id(), |_| *index as i64);
             let piece = self.g.piece(self.list, *lane, *index);
             self.pieces.learn(&piece, position, pet);
         }
@@ -323,15 +320,12 @@ impl Pieces {
 
     /// The piece at `key`, as a batch found it (`value`): read once, kept.
     pub fn absorb(&mut self, key: &str, value: Option<&[u8]>) -> &[(i64, Listed)] {
-        let read = match Piece::read(value) {
-            Ok(Some(piece)) => (piece, false),
-            Ok(None) => (Piece::default(), true),
-            Err(e) => {
-                self.notes
-                    .push(format!("index piece {key} unreadable ({e}): rebuilt"));
-                (Piece::default(), true)
-            }
-        };
+        let read = Piece::read(value).unwrap_or_else(|e| {
+            let note = format!("index piece {key} unreadable ({e}): rebuilt");
+            self.notes.push(note);
+            None
+        });
+        let read = read.map_or((Piece::default(), true), |piece| (piece, false));
         let at = self.find(key).unwrap_or_else(|at| {
             self.read.insert(at, (key.to_string(), read));
             at

@@ -20,12 +20,10 @@ pub fn settle(
 ) -> (Part, u64) {
     let settled = g.id(g.width() - 1, rounds);
     let ends_settled = |part: &Part| part.pets.last().is_some_and(|pet| pet.id() <= settled);
+    let word = u64::from(ends_settled(&part));
     let at = match (list, at) {
         (ListName::All, _) => return (part, rounds),
-        (_, None) => {
-            let word = u64::from(ends_settled(&part));
-            return (part, word);
-        }
+        (_, None) => return (part, word),
         (_, Some(at)) => at,
     };
     // The position checked, not taken on a cursor's word: the block holding
@@ -41,7 +39,13 @@ pub fn settle(
     let mut blocks = blocks.unwrap_or_default();
     // Those read and the same are not written again (one unreadable is).
     blocks.retain(|(key, block)| found.peek(key) != Some(block));
-    give_back(&mut part, limit);
+    // Its pets past `limit` given back: the lane each was taken from
+    // counts one fewer.
+    part.pets.truncate(limit);
+    for lane in part.taken.split_off(limit.min(part.taken.len())) {
+        part.lanes[lane] -= 1;
+        part.more = true;
+    }
     let there = |key: &String| found.peek(key).is_some() || blocks.iter().any(|(k, _)| k == key);
     let next = block_keys(list, at + part.pets.len() as u64, limit);
     let word = match exact && ends_settled(&part) {
@@ -53,16 +57,6 @@ pub fn settle(
     blocks.append(&mut part.writes);
     part.writes = blocks;
     (part, word)
-}
-
-/// Gives back the pets of `part` past `limit`: the lane each was taken
-/// from counts one fewer.
-fn give_back(part: &mut Part, limit: usize) {
-    part.pets.truncate(limit);
-    for lane in part.taken.split_off(limit.min(part.taken.len())) {
-        part.lanes[lane] -= 1;
-        part.more = true;
-    }
 }
 
 /// The whole blocks among `pets` (from `at + 1`), their ids settled.
