@@ -143,11 +143,10 @@ impl Merge {
         while self.chosen.len() < self.limit {
             let mut best: Option<(i64, usize)> = None;
             for lane in (0..self.end.len()).filter(|l| self.next[*l] <= self.end[*l]) {
-                match self.id_of(lane, self.next[lane]) {
-                    Some(id) if best.is_none_or(|(b, _)| id < b) => best = Some((id, lane)),
-                    Some(_) => {}
-                    None => return true,
-                }
+                let Some(id) = self.id_of(lane, self.next[lane]) else {
+                    return true;
+                };
+                best = best.filter(|(b, _)| *b <= id).or(Some((id, lane)));
             }
             let Some((_, lane)) = best else {
                 return false;

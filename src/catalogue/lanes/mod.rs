@@ -70,14 +70,9 @@ impl Plan {
             }
             _ => g.read_keys(list, &from, limit),
         };
-        let stored = reach.map(|_| word);
-        Plan {
-            at,
-            stored,
-            wanted,
-            keys,
-            ..Plan::walk(list, from, limit)
-        }
+        let (stored, mut plan) = (reach.map(|_| word), Plan::walk(list, from, limit));
+        (plan.at, plan.stored, plan.wanted, plan.keys) = (at, stored, wanted, keys);
+        plan
     }
 
     pub fn keys(&self) -> &[String] {
@@ -123,11 +118,9 @@ fn start(list: ListName, from: &[u64], word: u64) -> (Option<u64>, bool) {
 
 /// Pets a status page from `at` reads: to its last block's end, to write it.
 fn extended(list: ListName, at: Option<u64>, limit: usize) -> usize {
-    let len = PIECE_LEN as u64;
-    match (list, at) {
-        (ListName::Status(_), Some(at)) => ((at + limit as u64).div_ceil(len) * len - at) as usize,
-        _ => limit,
-    }
+    let (at, len) = (at.filter(|_| list != ListName::All), PIECE_LEN as u64);
+    let to_block_end = |at: u64| ((at + limit as u64).div_ceil(len) * len - at) as usize;
+    at.map_or(limit, to_block_end)
 }
 
 /// The page `plan` planned ([`walk`]), what it learned written back.
@@ -156,10 +149,8 @@ fn held(g: &Geometry, plan: &Plan, found: &Fetched) -> Option<(Part, u64)> {
         pets.extend(range.iter().map(|(_, pet)| pet.clone()));
     }
     (pets.len() == limit).then_some(())?;
-    let word = match list {
-        ListName::All => (whole.max(limit) / g.width()) as u64,
-        ListName::Status(_) => 2,
-    };
+    let rounds = (whole.max(limit) / g.width()) as u64;
+    let word = list.status().map_or(rounds, |_| 2);
     for pet in &pets {
         *from.get_mut(g.place(pet.id()).0)? += 1;
     }
@@ -201,11 +192,9 @@ pub fn unstored(
     g: &Geometry,
     id: i64,
 ) -> Result<Option<Listed>> {
-    if id < g.base() {
+    let (Some(key), round) = (unstored_keys(g, id).pop(), g.place(id).1) else {
         return Ok(None);
-    }
-    let (lane, round) = g.place(id);
-    let key = head_key(lane);
+    };
     let head = Head::decode(&key, reader.get(&key)?.as_deref())?;
     match (head.round(), head.last()) {
         (r, Some(last)) if r == round => listed(&key, last.json().to_vec()).map(Some),

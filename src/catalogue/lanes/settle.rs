@@ -128,9 +128,8 @@ impl Pieces {
             let Ok(at) = self.find(&key) else {
                 continue;
             };
-            let (mut piece, rebuilt) =
-                (std::mem::take(&mut self.read[at].1 .0), self.read[at].1 .1);
-            if rebuilt {
+            let (piece, rebuilt) = &mut self.read[at].1;
+            if *rebuilt {
                 self.notes.push(rebuilt_note(&key, added.len()));
             }
             piece.add(added);
