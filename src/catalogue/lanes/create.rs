@@ -149,12 +149,11 @@ pub type Owner = (Option<(u64, Vec<u8>)>, Head);
 pub fn owner_of(store: &impl KvStore, lane: usize, round: u64, id: i64) -> Result<Owner> {
     let (key, pet) = (head_key(lane), pet_key(id));
     let found = store.get_many(&[key.clone(), pet.clone()])?;
-    let value = |k: &str| found_in(&found, k).map(<[u8]>::to_vec);
-    let head = Head::decode(&key, value(&key).as_deref())?;
+    let head = Head::decode(&key, found_in(&found, &key))?;
     let owner = match head.round() {
         r if r < round => None,
         r if r == round => head.last().map(|last| (last.nonce(), last.json().to_vec())),
-        _ => match PetRecord::of(&pet, value(&pet))? {
+        _ => match PetRecord::of(&pet, found_in(&found, &pet).map(<[u8]>::to_vec))? {
             PetRecord::Committed { json, nonce } => nonce.map(|nonce| (nonce, json)),
             _ => None,
         }

@@ -118,12 +118,11 @@ impl<S: KvStore> Key<'_, '_, S> {
         let Some((at, (id, started, nonce))) = read else {
             return Some(Err(unreadable(self.keyed.record_key())));
         };
-        Some(
-            Claimed::of(&self.keyed.pet(id), nonce).and_then(|pet| match pet.json() == json {
-                true => Ok(Intent { at, started, pet }),
-                false => Err(ApiError::IdempotencyKeyReused),
-            }),
-        )
+        let pet = Claimed::of(&self.keyed.pet(id), nonce);
+        Some(pet.and_then(|pet| match pet.json() == json {
+            true => Ok(Intent { at, started, pet }),
+            false => Err(ApiError::IdempotencyKeyReused),
+        }))
     }
 
     fn read(&self) -> Result<Option<Result<Intent, ApiError>>> {

@@ -35,7 +35,7 @@ pub fn settle(
         let block = bytes.and_then(|b| Piece::decode(b.to_vec()).ok());
         block.is_some_and(|b| b.get(at as i64).is_some_and(|x| x.id() < first))
     });
-    let blocks = exact.then(|| whole(list, at, &part.pets, settled));
+    let blocks = exact.then(|| whole(list, at as i64, &part.pets, settled));
     let mut blocks = blocks.unwrap_or_default();
     // Those read and the same are not written again (one unreadable is).
     blocks.retain(|(key, block)| found.peek(key) != Some(block));
@@ -54,15 +54,13 @@ pub fn settle(
         true => 1,
     };
     // The blocks first, in the page's one write.
-    blocks.append(&mut part.writes);
-    part.writes = blocks;
+    part.writes.splice(0..0, blocks);
     (part, word)
 }
 
 /// The whole blocks among `pets` (from `at + 1`), their ids settled.
-fn whole(list: ListName, at: u64, pets: &[Listed], settled: i64) -> Vec<(String, Vec<u8>)> {
-    let (at, mut writes) = (at as i64, Vec::new());
-    let mut j = (at + PIECE_LEN - 1) / PIECE_LEN;
+fn whole(list: ListName, at: i64, pets: &[Listed], settled: i64) -> Vec<(String, Vec<u8>)> {
+    let (mut writes, mut j) = (Vec::new(), (at + PIECE_LEN - 1) / PIECE_LEN);
     while let Some(block) =
         pets.get((PIECE_LEN * j - at) as usize..(PIECE_LEN * (j + 1) - at) as usize)
     {
