@@ -174,13 +174,12 @@ impl Geometry {
 
     /// The first entry of `lane` past the piece that holds entry `index`.
     pub fn after_piece(&self, list: ListName, lane: usize, index: u64) -> u64 {
-        let len = PIECE_LEN as u64;
         match list {
             ListName::All => {
                 let next = (self.block(self.id(lane, index)) + 1) * PIECE_LEN - lane as i64;
                 (next.max(0) as u64).div_ceil(self.width as u64) + 1
             }
-            ListName::Status(_) => (index - 1) / len * len + len + 1,
+            ListName::Status(_) => index.div_ceil(PIECE_LEN as u64) * PIECE_LEN as u64 + 1,
         }
     }
 }

@@ -54,7 +54,8 @@ pub fn settle(
         true => 1,
     };
     // The blocks first, in the page's one write.
-    part.writes.splice(0..0, blocks);
+    blocks.append(&mut part.writes);
+    part.writes = blocks;
     (part, word)
 }
 
