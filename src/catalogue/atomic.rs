@@ -61,30 +61,25 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
     /// another); else `ctr:id` is read where the answer needs it: the
     /// unfiltered list's end, an empty page.
     pub fn page(&self, clock: &Clock, query: &ListQuery) -> Result<Page> {
-        let (list, limit) = (query.list(), query.limit);
         let parts = Parts::read(query.cursor.as_ref())?;
         let (mut reader, word, wanted) = self.reader()?;
+        let (of, mut held) = ((query.list(), &parts, query.limit), None);
         let mut layout = Layout::expect(&parts, wanted, reader.batched());
-        let ((mut plan, keys), mut held) = (layout.plan(list, &parts, limit), None);
         if reader.batched() {
-            let read = word.in_reader(&mut reader, keys)?;
+            let read = word.in_reader(&mut reader, layout.first_keys(of))?;
             if Layout::of(read, &parts) != layout {
                 layout = Layout::of(read, &parts);
-                let keys;
-                (plan, keys) = layout.plan(list, &parts, limit);
-                reader.fetch(keys)?;
+                reader.fetch(layout.first_keys(of))?;
             }
             held = Some(read);
         }
-        let of = (list, &parts, limit);
-        let mut paged = layout.page(&mut reader, (clock, &plan, held), of);
+        let mut paged = layout.page(&mut reader, (clock, held), of);
         if let Ok(None) = paged {
             held = Some(word.in_reader(&mut reader, Vec::new())?);
-            paged = layout.page(&mut reader, (clock, &plan, held), of);
+            paged = layout.page(&mut reader, (clock, held), of);
         }
-        let page = paged
-            .map_err(|e| word.checked(e, None))?
-            .unwrap_or_default();
+        let page = paged.map_err(|e| word.checked(e, None))?;
+        let page = page.unwrap_or_default();
         if page.pets.is_empty() && held.is_none() {
             word.in_reader(&mut reader, Vec::new())?;
         }
@@ -117,9 +112,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
 
     pub fn health(&self, now_ms: u64) -> Result<String> {
         let (_, word, wanted) = self.reader()?;
-        Ok(format!(
-            r#"{{"status":"ok",{}}}"#,
-            word.health(wanted, now_ms)?
-        ))
+        let health = word.health(wanted, now_ms)?;
+        Ok(format!(r#"{{"status":"ok",{health}}}"#))
     }
 }

@@ -78,15 +78,6 @@ pub enum Layout {
     Replicated,
 }
 
-/// A page planned once (and the keys its first `get-many` reads).
-#[cfg(not(feature = "edge"))]
-pub enum Plan {
-    Nothing,
-    Counters(Counted),
-    Lanes(lanes::Plan),
-    Moved,
-}
-
 impl Layout {
     /// A lanes store is moved once moved, or to a cursor's counters part.
     pub fn of(held: Held, parts: &Parts) -> Layout {
@@ -120,22 +111,26 @@ impl Layout {
         }
     }
 
-    pub fn plan(&self, list: ListName, parts: &Parts, limit: usize) -> (Plan, Vec<String>) {
+    /// A counters walk's start: the cursor's counters part, or the list's
+    /// where it names no other (a lanes part alone on a counters store, or
+    /// the edge build's place: its walk has ended).
+    fn counted(&self, parts: &Parts) -> Option<Counted> {
         match (self, parts.counted(), parts.laned(), parts.placed()) {
-            (Layout::Lanes(g), _, laned, _) => {
-                let plan = lanes::Plan::new(g, list, laned.as_ref(), limit);
-                let keys = plan.keys().to_vec();
-                (Plan::Lanes(plan), keys)
-            }
-            (Layout::Moved(g), ..) => (Plan::Moved, moved::first_keys(g, list, parts, limit)),
-            (Layout::Counters, counted, None, None) | (Layout::Counters, counted @ Some(_), ..) => {
-                let from = counted.clone().unwrap_or(Counted::at(1));
-                let keys = counters::first_keys(list, &from, limit);
-                (Plan::Counters(from), keys)
-            }
-            // A lanes part alone on a counters store, or the edge build's
-            // cursor: its walk has ended.
-            _ => (Plan::Nothing, Vec::new()),
+            (Layout::Counters, Some(from), ..) => Some(from.clone()),
+            (Layout::Counters, None, None, None) => Some(Counted::at(1)),
+            _ => None,
+        }
+    }
+
+    /// The keys a page's first `get-many` reads (a lanes page's planned
+    /// again by [`Layout::page`], from the same parts).
+    pub fn first_keys(&self, (list, parts, limit): (ListName, &Parts, usize)) -> Vec<String> {
+        let laned = parts.laned().as_ref();
+        match (self, self.counted(parts)) {
+            (Layout::Lanes(g), _) => lanes::Plan::new(g, list, laned, limit).keys().to_vec(),
+            (Layout::Moved(g), _) => moved::first_keys(g, list, parts, limit),
+            (_, Some(from)) => counters::first_keys(list, &from, limit),
+            _ => Vec::new(),
         }
     }
 
@@ -144,20 +139,21 @@ impl Layout {
     pub fn page<S: KvStore>(
         &self,
         reader: &mut Reader<'_, S>,
-        (clock, plan, held): (&Clock, &Plan, Option<Held>),
+        (clock, held): (&Clock, Option<Held>),
         (list, parts, limit): (ListName, &Parts, usize),
     ) -> Result<Option<Page>> {
-        Ok(Some(match (self, plan) {
+        let end = match (list, held) {
+            (ListName::Status(_), _) => End::Counter,
+            (_, Some(Held::Counter(last))) => End::Fixed(last),
+            (_, held) => held.map_or(End::Unread, |_| End::Fixed(0)),
+        };
+        let laned = parts.laned().as_ref();
+        Ok(Some(match (self, self.counted(parts)) {
             (Layout::Moved(g), _) => moved::page(reader, clock, (g, list), parts, limit)?,
-            (Layout::Lanes(g), Plan::Lanes(plan)) => lanes::page(reader, g, plan)?,
-            (_, Plan::Counters(from)) => {
-                let end = match (list, held) {
-                    (ListName::Status(_), _) => End::Counter,
-                    (_, Some(Held::Counter(last))) => End::Fixed(last),
-                    (_, held) => held.map_or(End::Unread, |_| End::Fixed(0)),
-                };
-                return counters::page(reader, clock, (list, end), from, limit);
+            (Layout::Lanes(g), _) => {
+                lanes::page(reader, g, &lanes::Plan::new(g, list, laned, limit))?
             }
+            (_, Some(from)) => return counters::page(reader, clock, (list, end), &from, limit),
             _ => Page::default(),
         }))
     }
