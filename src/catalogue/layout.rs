@@ -256,21 +256,17 @@ impl<'a, S: KvStore> Word<'a, S> {
         wanted: LayoutName,
         (new, keyed): (NewPet, Option<&Keyed>),
     ) -> Result<Created> {
-        if wanted == LayoutName::Lanes {
-            return match keyed {
-                None => lanes::create(store, self.heads(store)?, new).map(Created::Pet),
-                Some(keyed) => lanes::keyed(store, keyed, &|| self.heads(store)),
-            };
-        }
-        if self.backend == KvBackend::Spin {
+        let (laned, atomic) = (wanted == LayoutName::Lanes, self.backend.atomic_batches());
+        if !laned && self.backend == KvBackend::Spin {
             self.held(store.get(ID_COUNTER)?.as_deref())?;
         }
-        let Some(keyed) = keyed else {
-            let taken = self.take_id(store)?;
-            return counters::create(store, taken, new, self.backend.atomic_batches())
-                .map(Created::Pet);
-        };
-        counters::keyed(store, keyed, self.backend, &|| self.take_id(store))
+        let (heads, take) = (&|| self.heads(store), &|| self.take_id(store));
+        match (laned, keyed) {
+            (true, None) => lanes::create(store, heads()?, new).map(Created::Pet),
+            (false, None) => counters::create(store, take()?, new, atomic).map(Created::Pet),
+            (true, Some(keyed)) => lanes::keyed(store, keyed, heads),
+            (false, Some(keyed)) => counters::keyed(store, keyed, self.backend, take),
+        }
     }
 
     /// An id from `ctr:id`'s counter; a failure no race read what it holds.

@@ -33,9 +33,7 @@ impl Truth {
     ) -> Result<()> {
         reader.fetch(keys.clone())?;
         if list != ListName::All {
-            let ids = keys
-                .iter()
-                .filter_map(|slot| id_in(reader.fetched().peek(slot)));
+            let ids = keys.iter().filter_map(|s| id_in(reader.fetched().peek(s)));
             reader.fetch(ids.filter(|id| *id > 0).map(pet_key).collect())?;
         }
         Ok(())
@@ -157,21 +155,20 @@ impl Part {
     /// Gives up those where nothing is stored, first found so more than
     /// [`SEAL_AFTER_MS`] ago by the store's clock (`hole:`): a void record,
     /// or a slot `0`, no pet to every reader. A failed call leaves it.
-    pub fn seal_old<S: KvStore>(&mut self, store: &S, clock: &Clock, list: ListName) -> Result<()> {
+    pub fn seal_old<S: KvStore>(&mut self, store: &S, clock: &Clock, list: ListName) {
         let now_ms = clock.now_ms;
         if now_ms / 1000 < self.since_s + SEAL_AFTER_MS / 1000 {
-            return Ok(());
+            return;
         }
         for position in std::mem::take(&mut self.sealable) {
             let key = sighting_key(list, position);
-            let seen = id_in(store.get(&key).ok().flatten().as_deref());
-            let Some(ms) = seen.map(|ms| ms as u64) else {
+            let Some(ms) = id_in(store.get(&key).ok().flatten().as_deref()) else {
                 let _ = store.set(&key, now_ms.to_string().as_bytes());
                 continue;
             };
             let void = Pending::void(position).encode();
             let sealed = match list.status() {
-                _ if now_ms < ms + SEAL_AFTER_MS => continue,
+                _ if now_ms < ms as u64 + SEAL_AFTER_MS => continue,
                 None => store.set(&pet_key(position), &void),
                 Some(status) => {
                     let slot = slot_key(status, position);
@@ -190,7 +187,6 @@ impl Part {
                 ));
             }
         }
-        Ok(())
     }
 }
 

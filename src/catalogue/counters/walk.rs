@@ -46,11 +46,10 @@ pub fn walk<S: KvStore>(
     from: &Counted,
     limit: usize,
 ) -> Result<Option<Part>> {
-    let first = piece_of(from.position());
+    let (first, found) = (piece_of(from.position()), reader.fetched());
     let pieces = first..first + limit as i64 / PIECE_LEN + 2;
     // Batched reads: the pieces fetched ahead, decoded, each taken once.
     let ahead = pieces.clone().map(|k| piece_key(list, k));
-    let found = reader.fetched();
     let ahead = ahead.map(|key| found.holds(&key).then(|| Piece::read(found.peek(&key))));
     let (at, ahead, carried) = ((list, first, end), ahead.collect(), from.carried().len());
     let mut walk = Walk {
@@ -82,9 +81,7 @@ pub fn walk<S: KvStore>(
             return Ok(None);
         };
         if !added.is_empty() {
-            if missing {
-                rebuilt.push(rebuilt_note(&key, added.len()));
-            }
+            rebuilt.extend(missing.then(|| rebuilt_note(&key, added.len())));
             held.add(added);
             writes.push((key, held.encode()));
         }
@@ -92,15 +89,14 @@ pub fn walk<S: KvStore>(
             break;
         }
     }
-    let mut part = walk.part;
-    let failed = write_back(walk.reader.store(), &writes, true);
+    let (mut part, failed) = (walk.part, write_back(walk.reader.store(), &writes, true));
     part.notes
         .extend(if failed.is_empty() { rebuilt } else { failed });
     // A full carry stops the walk where it is: looked at again, as at the
     // end, its positions resolve or are given up, and the walk goes on.
     if part.ended || part.carried.len() >= MAX_CARRIED {
         part.recheck(walk.reader, clock, list, (carried, limit))?;
-        part.seal_old(walk.reader.store(), clock, list)?;
+        part.seal_old(walk.reader.store(), clock, list);
     }
     sort_by_key(&mut part.pets, Listed::id);
     Ok(Some(part))
@@ -128,11 +124,9 @@ impl<S: KvStore> Walk<'_, '_, S> {
     /// lacks, the truth; what the truth added (`None`: the end is unread).
     fn take(&mut self, piece: i64, held: &Piece) -> Result<Option<Vec<(i64, Listed)>>> {
         let (mut added, end) = (Vec::new(), (piece + 1) * PIECE_LEN);
-        while self.part.position <= end {
+        while self.part.position <= end && !self.full() {
             let position = self.part.position;
-            if self.full() {
-                break;
-            } else if let Some(pet) = held.get(position) {
+            if let Some(pet) = held.get(position) {
                 self.part.pets.push(pet.clone());
             } else if let Some(last) = self.last()? {
                 if position > last {
