@@ -143,18 +143,23 @@ impl PetRecord {
         let Some(bytes) = value else {
             return Ok(PetRecord::Absent);
         };
-        let committed = |json: Vec<u8>, nonce| PetRecord::Committed { json, nonce };
+        let committed = |json: &[u8], nonce| PetRecord::Committed {
+            json: json.to_vec(),
+            nonce,
+        };
         // After the header, `+` is the stamped format's word (its create's
         // time, no nonce), read before any nonce: never a nonce itself.
         match bytes.strip_prefix(PERSISTED.as_bytes()) {
-            Some([b'+', ..]) => stamp(&bytes).map(|(_, json)| committed(json.to_vec(), None)),
-            Some(rest) => first_line(rest).and_then(|(nonce, json)| {
-                Some(committed(json.to_vec(), Some(padded(nonce, 16, 16)?)))
-            }),
+            Some([b'+', ..]) => stamp(&bytes).map(|(_, json)| committed(json, None)),
+            Some(rest) => first_line(rest)
+                .and_then(|(nonce, json)| Some(committed(json, Some(padded(nonce, 16, 16)?)))),
             None if bytes.starts_with(b"petstore-") => {
                 Pending::decode(&bytes).map(PetRecord::Pending)
             }
-            None => Some(committed(bytes, None)),
+            None => Some(PetRecord::Committed {
+                json: bytes,
+                nonce: None,
+            }),
         }
         .ok_or_else(|| unreadable(key))
     }
