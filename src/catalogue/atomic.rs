@@ -4,17 +4,11 @@
 
 use super::backend::ATOMIC_BATCHES_ESCALATIONS;
 use super::created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page, Result};
-use super::cursor::Parts;
-use super::keys::pet_key;
 use super::lanes::{self, Geometry};
 use super::layout::{Layout, Word};
-use super::listed::Listed;
-use super::reader::Reader;
-use super::record::PetRecord;
+use super::{cursor::Parts, keys::pet_key, listed::Listed, reader::Reader, record::PetRecord};
 use crate::model::{IdempotencyKey, ListQuery, NewPet};
-use crate::platform::Platform;
-use crate::retry::Retrying;
-use crate::store::KvStore;
+use crate::{platform::Platform, retry::Retrying, store::KvStore};
 
 pub struct Catalogue<'a, S: KvStore> {
     store: &'a S,

@@ -1,9 +1,7 @@
 //! What the catalogue asks of the deployment (the layouts by name), and what
 //! a request asks of the catalogue and what it answers, whatever the layout.
 
-use super::backend::KvBackend;
-use super::keys::record_key;
-use super::listed::Listed;
+use super::{backend::KvBackend, keys::record_key, listed::Listed};
 use crate::errors::ApiError;
 use crate::model::{Cursor, IdempotencyKey, NewPet, Pet};
 

@@ -2,11 +2,10 @@
 //! writes `ctr:id` or names a layout: what it holds, read strictly, becomes
 //! one [`Layout`] a request; a store not served, a typed [`Refusal`].
 
-use super::backend::KvBackend;
 use super::created::{Deployment, LayoutName, Result, CATALOGUE_LAYOUT};
 use super::keys::{decode_counter, ID_COUNTER};
 use super::reader::found as found_in;
-use super::{cursor::Parts, lanes::Geometry, refusal::Refusal, replicated};
+use super::{backend::KvBackend, cursor::Parts, lanes::Geometry, refusal::Refusal, replicated};
 use crate::errors::{ApiError, Misconfiguration};
 use crate::store::KvStore;
 #[cfg(not(feature = "edge"))]

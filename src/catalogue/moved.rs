@@ -2,15 +2,11 @@
 //! ids up to the move read the counters way, then the lanes.
 
 use super::counters::{self, End};
-use super::created::Result;
-use super::created::{Clock, Page};
+use super::created::{Clock, Page, Result};
 use super::cursor::{Counted, Laned, Parts};
 use super::lanes::{self, Geometry};
-use super::reader::Reader;
-use super::record::SEAL_AFTER_MS;
-use crate::errors::ApiError;
-use crate::model::ListName;
-use crate::store::KvStore;
+use super::{reader::Reader, record::SEAL_AFTER_MS};
+use crate::{errors::ApiError, model::ListName, store::KvStore};
 
 /// Where a page begins: the counters part (none once walked), the lanes'.
 fn start(g: &Geometry, parts: &Parts) -> (Option<Counted>, Vec<u64>) {

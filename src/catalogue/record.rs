@@ -1,8 +1,7 @@
 //! What `pet:{id}` holds: a pet's JSON (bare, or after a line naming its
 //! create), a counters keyed create's pending record, or nothing.
 
-use super::created::Result;
-use super::listed::Listed;
+use super::{created::Result, listed::Listed};
 use crate::errors::ApiError;
 use crate::model::{number, padded, Pet};
 

@@ -3,11 +3,9 @@
 //! carries: listed once they commit, given up when long empty.
 
 use crate::catalogue::created::{Clock, Result};
-use crate::catalogue::cursor::Counted;
 use crate::catalogue::keys::{pet_key, sighting_key, slot_key};
-use crate::catalogue::listed::Listed;
-use crate::catalogue::reader::Reader;
 use crate::catalogue::record::{unreadable, Pending, PetRecord, SEAL_AFTER_MS};
+use crate::catalogue::{cursor::Counted, listed::Listed, reader::Reader};
 use crate::model::{number, ListName};
 use crate::store::KvStore;
 

@@ -6,10 +6,9 @@ use crate::catalogue::backend::UNDECLARED_DYNAMODB;
 use crate::catalogue::created::{failed, Result};
 use crate::catalogue::keys::{counter_key, pet_key, slot_key};
 use crate::catalogue::record::{encode_pet, Pending, COMMIT_WITHIN_MS};
-use crate::errors::ApiError;
 use crate::model::{NewPet, Pet, PetStatus};
-use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError};
+use crate::{errors::ApiError, retry::Retrying};
 
 /// An id `layout.rs` took from the id counter, and when its create began
 /// (before that `increment`: readers may meet the id from then on).

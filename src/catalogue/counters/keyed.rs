@@ -8,9 +8,8 @@ use crate::catalogue::backend::KvBackend;
 use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, pet_key};
 use crate::catalogue::record::{encode_pet, unreadable, Pending, PetRecord};
-use crate::errors::ApiError;
-use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
+use crate::{errors::ApiError, retry::Retrying};
 
 /// A keyed create: reads the key's word (as the `backend` allows without
 /// writing where it can: a store this build does not serve is left as it

@@ -7,12 +7,10 @@ use crate::catalogue::cursor::{Counted, MAX_CARRIED};
 use crate::catalogue::keys::{
     counter_key, decode_counter, piece_key, piece_of, EMPTY_POSITIONS, PIECE_LEN,
 };
-use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::{rebuilt_note, sort_by_key, write_back, Piece};
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
-use crate::catalogue::record::unreadable;
-use crate::model::ListName;
-use crate::store::KvStore;
+use crate::catalogue::{listed::Listed, record::unreadable};
+use crate::{model::ListName, store::KvStore};
 
 /// Where a list ends: at a status's counter (read when needed), at a
 /// position (the id counter as `layout.rs` read it; a moved store's last id
