@@ -71,9 +71,8 @@ fn claim<S: KvStore>(
     mut begun: Option<(S::Cas, Option<Vec<u8>>)>,
     ours: i64,
 ) -> Result<i64> {
-    let record = keyed.record_key();
+    let (record, mut backoff) = (keyed.record_key(), store.backoff());
     let mut failure = StoreError("the claim's swap did not land".into());
-    let mut backoff = store.backoff();
     loop {
         let (cas, current) = match begun.take() {
             Some(begun) => begun,
@@ -84,9 +83,7 @@ fn claim<S: KvStore>(
             return Ok(word);
         }
         // In the counters' encoding (8 bytes on SQLite); text if absent.
-        let bytes = current.map_or(ours.to_string().into_bytes(), |seen| {
-            encode_counter_like(&seen, ours)
-        });
+        let bytes = encode_counter_like(current.as_deref().unwrap_or(b"0"), ours);
         match store.cas_swap(cas, &bytes) {
             Ok(SwapReport::Swapped) => return Ok(ours),
             Ok(SwapReport::Conflict) => {}
