@@ -33,8 +33,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
     /// in one `get-many`; another build's store is refused, not a 404.
     pub fn get_pet(&self, id: i64) -> Result<Option<Listed>> {
         let key = pet_key(id);
-        let stored = self.store.get(&key)?;
-        match PetRecord::of(&key, stored).and_then(|r| r.listed(&key)) {
+        match PetRecord::of(&key, self.store.get(&key)?).and_then(|r| r.listed(&key)) {
             Ok(None) => {}
             found @ Ok(Some(_)) => return found,
             Err(e) => return Err(Word::new(self.store, self.deployment)?.checked(e, None)),
@@ -97,11 +96,10 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         let wanted = self.deployment.wanted()?;
         let keyed = key.map(|(key, lease)| Keyed::new(key, new.clone(), lease));
         let created = word.create(&store, wanted, (new, keyed.as_ref()));
-        let created = created.map_err(|e| word.checked(e, Some(wanted)));
-        match keyed {
-            Some(_) => created.map_err(Keyed::unavailable),
-            None => created,
-        }
+        created.map_err(|e| match (word.checked(e, Some(wanted)), &keyed) {
+            (e, Some(_)) => Keyed::unavailable(e),
+            (e, None) => e,
+        })
     }
 
     pub fn health(&self, now_ms: u64) -> Result<String> {

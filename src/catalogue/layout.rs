@@ -216,10 +216,8 @@ impl<'a, S: KvStore> Word<'a, S> {
     /// The layout `ctr:id` says, in what a `get-many` [`Word::with`] found.
     #[cfg(feature = "edge")]
     pub fn found(&self, found: &[(String, Vec<u8>)]) -> Result<Layout> {
-        Ok(Layout::of(
-            self.held(found_in(found, ID_COUNTER))?,
-            &Parts::default(),
-        ))
+        let held = self.held(found_in(found, ID_COUNTER))?;
+        Ok(Layout::of(held, &Parts::default()))
     }
 
     /// A record no layout of this build writes (500): `ctr:id` may say why.
@@ -230,9 +228,7 @@ impl<'a, S: KvStore> Word<'a, S> {
         };
         match (self.read(), writes) {
             (Err(refusal @ ApiError::Unserviceable(_)), _) => refusal,
-            (Ok(Held::Lanes(_)), Some(wanted)) if wanted != LayoutName::Lanes => {
-                Refusal::not_lanes().into()
-            }
+            (Ok(Held::Lanes(_)), Some(w)) if w != LayoutName::Lanes => Refusal::not_lanes().into(),
             _ => ApiError::Internal(why),
         }
     }

@@ -10,15 +10,13 @@ use crate::{errors::ApiError, model::ListName, store::KvStore};
 
 /// Where a page begins: the counters part (none once walked), the lanes'.
 fn start(g: &Geometry, parts: &Parts) -> (Option<Counted>, Vec<u64>) {
-    let counted = match (parts.counted(), parts.laned()) {
+    let laned = parts.laned().as_ref();
+    let counted = match (parts.counted(), laned) {
         (None, None) => Some(Counted::at(1)),
         (counted, _) => counted.clone(),
     };
     let position = counted.as_ref().map(Counted::position);
-    let mut from = parts
-        .laned()
-        .as_ref()
-        .map_or_else(|| g.rounds_below(position), |l| l.lanes().to_vec());
+    let mut from = laned.map_or_else(|| g.rounds_below(position), |l| l.lanes().to_vec());
     from.resize(g.width(), 0);
     (counted, from)
 }
@@ -53,9 +51,8 @@ pub fn page<S: KvStore>(
         going_on = part.going_on(list == ListName::All || settled);
         (more, page.pets, page.notes) = part.into_pets();
     }
-    if more || page.pets.len() >= limit {
-        more = true;
-    } else {
+    more |= page.pets.len() >= limit;
+    if !more {
         let room = limit - page.pets.len();
         let (part, _) = lanes::walk(reader, g, list, from, None, room)?;
         let (pets, lanes, more_lanes, notes) = part.written(reader.store());

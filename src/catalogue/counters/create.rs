@@ -81,10 +81,8 @@ pub fn commit(
     pet: &[u8],
     atomic: bool,
 ) -> Result<()> {
-    let slot = (
-        slot_key(at.status, at.position),
-        at.id().to_string().into_bytes(),
-    );
+    let id = at.id().to_string().into_bytes();
+    let slot = (slot_key(at.status, at.position), id);
     let pet = (pet_key(at.id()), pet.to_vec());
     if store.now_ms() >= at.taken.started_ms + COMMIT_WITHIN_MS {
         let void = Pending::void(at.position).encode();

@@ -67,15 +67,14 @@ pub fn walk<S: KvStore>(
     // Batched reads: the pieces fetched ahead, decoded, each taken once.
     let ahead = pieces.clone().map(|k| piece_key(list, k));
     let ahead = ahead.map(|key| found.holds(&key).then(|| Piece::read(found.peek(&key))));
-    let (at, ahead, carried) = ((list, first, end), ahead.collect(), from.carried().len());
     let mut walk = Walk {
+        ahead: ahead.collect(),
         reader,
         clock,
-        at,
+        at: (list, first, end),
         limit,
         part: Part::at(from),
         empty_left: EMPTY_POSITIONS,
-        ahead,
     };
     let (mut writes, mut rebuilt) = (Vec::new(), Vec::new());
     for piece in pieces {
@@ -111,7 +110,7 @@ pub fn walk<S: KvStore>(
     // A full carry stops the walk where it is: looked at again, as at the
     // end, its positions resolve or are given up, and the walk goes on.
     if part.ended || part.carried.len() >= MAX_CARRIED {
-        part.recheck(walk.reader, clock, list, (carried, limit))?;
+        part.recheck(walk.reader, clock, list, (from.carried().len(), limit))?;
         part.seal_old(walk.reader.store(), clock, list);
     }
     sort_by_key(&mut part.pets, Listed::id);
