@@ -152,7 +152,10 @@ impl Layout {
             (Layout::Lanes(g), _) => {
                 lanes::page(reader, g, &lanes::Plan::new(g, list, laned, limit))?
             }
-            (_, Some(from)) => return counters::page(reader, clock, (list, end), &from, limit),
+            (_, Some(from)) => {
+                let walked = counters::walk(reader, clock, (list, end), &from, limit)?;
+                return Ok(walked.map(|part| part.page()));
+            }
             _ => Page::default(),
         }))
     }
@@ -207,7 +210,6 @@ impl<'a, S: KvStore> Word<'a, S> {
     }
 
     /// `ctr:id` and `keys`, for one `get-many`.
-    #[cfg(feature = "edge")]
     pub fn with(&self, mut keys: Vec<String>) -> Vec<String> {
         keys.insert(0, ID_COUNTER.to_string());
         keys
@@ -237,9 +239,8 @@ impl<'a, S: KvStore> Word<'a, S> {
 #[cfg(not(feature = "edge"))]
 impl<'a, S: KvStore> Word<'a, S> {
     /// Read with `keys`: one `get-many` batched, else one `get` (kept).
-    pub fn in_reader(&self, reader: &mut Reader<'a, S>, mut keys: Vec<String>) -> Result<Held> {
-        keys.insert(0, ID_COUNTER.to_string());
-        reader.fetch(keys)?;
+    pub fn in_reader(&self, reader: &mut Reader<'a, S>, keys: Vec<String>) -> Result<Held> {
+        reader.fetch(self.with(keys))?;
         self.held(reader.get(ID_COUNTER)?.as_deref())
     }
 
@@ -272,12 +273,11 @@ impl<'a, S: KvStore> Word<'a, S> {
                 Ok(id) => return Ok(Taken::new(id, started_ms)),
                 Err(e) => e,
             };
-            if !looked && !shows_dynamodb(&e) && !shows_sqlite_locked(&e) {
-                if let Ok(word) = store.inner().get(ID_COUNTER) {
-                    looked = true;
-                    if let Held::Lanes(_) = self.held(word.as_deref())? {
-                        return Err(Refusal::not_lanes().into());
-                    }
+            let look = !looked && !shows_dynamodb(&e) && !shows_sqlite_locked(&e);
+            if let Some(word) = look.then(|| store.inner().get(ID_COUNTER).ok()).flatten() {
+                looked = true;
+                if let Held::Lanes(_) = self.held(word.as_deref())? {
+                    return Err(Refusal::not_lanes().into());
                 }
             }
             store.learn(&e, &mut backoff);
@@ -290,7 +290,7 @@ impl<'a, S: KvStore> Word<'a, S> {
     /// The mark and the heads, a lanes create's first read: one `get-many`. A
     /// store not of lanes yet is claimed or moved first, by compare-and-swap.
     fn heads(&self, store: &Retrying<'_, S>) -> Result<Heads> {
-        let keys = [vec![ID_COUNTER.into()], Heads::keys(WIDTH).collect()].concat();
+        let keys = self.with(Heads::keys(WIDTH).collect());
         let found = store.get_many(&keys)?;
         let (mut held, mut backoff) = (self.held(found_in(&found, ID_COUNTER))?, store.backoff());
         let g = loop {

@@ -1,11 +1,11 @@
 //! What a counters position holds, looked up in the truth (`pet:{id}`; a
-//! status's slot, then its pet); a page of a walk and the positions it
-//! carries: listed once they commit, given up when long empty.
+//! status's slot, then its pet); a page of a walk (and its cursor) and the
+//! positions it carries: listed once they commit, given up when long empty.
 
-use crate::catalogue::created::{Clock, Result};
+use crate::catalogue::created::{Clock, Page, Result};
 use crate::catalogue::keys::{pet_key, sighting_key, slot_key};
 use crate::catalogue::record::{unreadable, Pending, PetRecord, SEAL_AFTER_MS};
-use crate::catalogue::{cursor::Counted, listed::Listed, reader::Reader};
+use crate::catalogue::{cursor::Counted, cursor::Parts, listed::Listed, reader::Reader};
 use crate::model::{number, ListName};
 use crate::store::KvStore;
 
@@ -104,6 +104,15 @@ impl Part {
     pub fn going_on(&self, closed: bool) -> Option<Counted> {
         let done = self.ended && closed && self.carried.is_empty();
         (!done).then(|| Counted::new(self.position, self.carried.clone(), self.since_s))
+    }
+
+    /// The page of a counters store, and its cursor: on while the list goes
+    /// on, or while pages list pets.
+    pub fn page(self) -> Page {
+        let more = !self.ended || !self.pets.is_empty();
+        let at = Counted::new(self.position, self.carried, self.since_s);
+        let next = more.then(|| Parts::new(Some(at), None).cursor());
+        Page::new(self.pets, next, self.notes)
     }
 
     /// Whether the list goes on past it; its pets and notes.

@@ -8,4 +8,4 @@ mod walk;
 
 pub use create::{create, Taken};
 pub use keyed::{follow, keyed};
-pub use walk::{first_keys, page, walk, End};
+pub use walk::{first_keys, walk, End};

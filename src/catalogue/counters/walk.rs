@@ -1,10 +1,9 @@
-//! A page of a counters list and its cursor: the walk along its positions
-//! and pieces, a gap filled from the truth, the pieces it added to written
-//! back.
+//! A page of a counters list: the walk along its positions and pieces, a
+//! gap filled from the truth, the pieces it added to written back.
 
 use super::carry::{Part, Truth};
-use crate::catalogue::created::{Clock, Page, Result};
-use crate::catalogue::cursor::{Counted, Parts, MAX_CARRIED};
+use crate::catalogue::created::{Clock, Result};
+use crate::catalogue::cursor::{Counted, MAX_CARRIED};
 use crate::catalogue::keys::{
     counter_key, decode_counter, piece_key, piece_of, EMPTY_POSITIONS, PIECE_LEN,
 };
@@ -33,28 +32,11 @@ pub fn first_keys(list: ListName, from: &Counted, limit: usize) -> Vec<String> {
     keys
 }
 
-/// A page of a counters store, and its cursor; `None` where the walk
-/// needed an end it was not given ([`End::Unread`]).
-pub fn page<S: KvStore>(
-    reader: &mut Reader<'_, S>,
-    clock: &Clock,
-    (list, end): (ListName, End),
-    from: &Counted,
-    limit: usize,
-) -> Result<Option<Page>> {
-    Ok(walk(reader, clock, (list, end), from, limit)?.map(|part| {
-        let more = !part.ended || !part.pets.is_empty();
-        let at = Counted::new(part.position, part.carried, part.since_s);
-        let next = more.then(|| Parts::new(Some(at), None).cursor());
-        Page::new(part.pets, next, part.notes)
-    }))
-}
-
 /// Up to `limit` pets of `list` from `from`, sorted by id (past
 /// [`EMPTY_POSITIONS`] empty positions, the page stops); at the list's
 /// end or a full carry, the positions earlier pages carried looked at again.
 /// `None` where it needed an end not read ([`End::Unread`]): it wrote
-/// nothing, and walks again once told.
+/// nothing, and walks again once told. A page of its own: [`Part::page`].
 pub fn walk<S: KvStore>(
     reader: &mut Reader<'_, S>,
     clock: &Clock,
