@@ -41,8 +41,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         let ((mut reader, word, wanted), none) = (self.reader()?, Parts::default());
         let heads = |g: Option<Geometry>| g.map_or(Vec::new(), |g| lanes::unstored_keys(&g, id));
         let expected = heads(Layout::expect(&none, wanted, reader.batched()).lanes());
-        let layout = Layout::of(word.in_reader(&mut reader, expected)?, &none);
-        let Some(g) = layout.lanes() else {
+        let Some(g) = Layout::of(word.in_reader(&mut reader, expected)?, &none).lanes() else {
             return Ok(None);
         };
         reader.fetch(heads(Some(g)))?;

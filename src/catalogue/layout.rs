@@ -259,7 +259,7 @@ impl<'a, S: KvStore> Word<'a, S> {
         let (heads, take) = (&|| self.heads(store), &|| self.take_id(store));
         match (laned, keyed) {
             (true, None) => lanes::create(store, heads()?, new).map(Created::Pet),
-            (false, None) => counters::create(store, take()?, new, atomic).map(Created::Pet),
+            (false, None) => take()?.create(store, new, atomic).map(Created::Pet),
             (true, Some(keyed)) => lanes::keyed(store, keyed, heads),
             (false, Some(keyed)) => counters::keyed(store, keyed, self.backend, take),
         }

@@ -3,7 +3,7 @@
 //! so that whoever finds the claim can finish it. The id it stages is
 //! `layout.rs`'s to take: a create here asks for one (`take`).
 
-use super::create::{commit, read_back, reserve, Taken};
+use super::create::{read_back, Taken};
 use crate::catalogue::backend::KvBackend;
 use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, pet_key};
@@ -44,11 +44,11 @@ pub fn keyed<S: KvStore>(
                 Followed::Abandoned(id) => (from, begun) = (id, None),
             }
         }
-        let reserved = reserve(store, take()?, keyed.asked().status)?;
+        let reserved = take()?.reserve(store, keyed.asked().status)?;
         let (id, pet) = (reserved.id(), keyed.pet(reserved.id()));
         let pending = Pending::new(reserved.position(), keyed.lease().now_ms, encode_pet(&pet)?);
         // Staged in one set-many everywhere: a pending record is no pet.
-        commit(store, reserved, &pending.encode(), true)?;
+        reserved.commit(store, &pending.encode(), true)?;
         owner = claim(store, keyed, from, begun.take(), id)?;
         if owner == id {
             if !pending.finishable(store.now_ms(), keyed.lease().lease_ms) {

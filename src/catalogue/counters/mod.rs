@@ -6,6 +6,6 @@ mod create;
 mod keyed;
 mod walk;
 
-pub use create::{create, Taken};
+pub use create::Taken;
 pub use keyed::{follow, keyed};
 pub use walk::{first_keys, walk, End};
