@@ -184,14 +184,6 @@ impl<'a, S: KvStore> Word<'a, S> {
         Ok(Word { store, backend })
     }
 
-    /// Whether reads are batched, and the layout expected: then the operator's.
-    #[cfg(not(feature = "edge"))]
-    pub fn expected(&self, deployment: &dyn Deployment) -> (bool, LayoutName) {
-        let batched = self.backend.batched_reads();
-        let wanted = batched.then(|| deployment.wanted().ok()).flatten();
-        (batched, wanted.unwrap_or(LayoutName::Counters))
-    }
-
     /// What `word` says, or why this build refuses it. On SQLite a counter
     /// is 8 bytes; in text, an undeclared DynamoDB's (it refuses `""`).
     pub fn held(&self, word: Option<&[u8]>) -> Result<Held> {
@@ -221,9 +213,18 @@ impl<'a, S: KvStore> Word<'a, S> {
         let held = self.held(found_in(found, ID_COUNTER))?;
         Ok(Layout::of(held, &Parts::default()))
     }
+}
+
+#[cfg(not(feature = "edge"))]
+impl<'a, S: KvStore> Word<'a, S> {
+    /// Whether reads are batched, and the layout expected: then the operator's.
+    pub fn expected(&self, deployment: &dyn Deployment) -> (bool, LayoutName) {
+        let batched = self.backend.batched_reads();
+        let wanted = batched.then(|| deployment.wanted().ok()).flatten();
+        (batched, wanted.unwrap_or(LayoutName::Counters))
+    }
 
     /// A record no layout of this build writes (500): `ctr:id` may say why.
-    #[cfg(not(feature = "edge"))]
     pub fn checked(&self, error: ApiError, writes: Option<LayoutName>) -> ApiError {
         let ApiError::Internal(why) = error else {
             return error;
@@ -234,10 +235,7 @@ impl<'a, S: KvStore> Word<'a, S> {
             _ => ApiError::Internal(why),
         }
     }
-}
 
-#[cfg(not(feature = "edge"))]
-impl<'a, S: KvStore> Word<'a, S> {
     /// Read with `keys`: one `get-many` batched, else one `get` (kept).
     pub fn in_reader(&self, reader: &mut Reader<'a, S>, keys: Vec<String>) -> Result<Held> {
         reader.fetch(self.with(keys))?;
@@ -290,8 +288,7 @@ impl<'a, S: KvStore> Word<'a, S> {
     /// The mark and the heads, a lanes create's first read: one `get-many`. A
     /// store not of lanes yet is claimed or moved first, by compare-and-swap.
     fn heads(&self, store: &Retrying<'_, S>) -> Result<Heads> {
-        let keys = self.with(Heads::keys(WIDTH).collect());
-        let found = store.get_many(&keys)?;
+        let found = store.get_many(&self.with(Heads::keys(WIDTH).collect()))?;
         let (mut held, mut backoff) = (self.held(found_in(&found, ID_COUNTER))?, store.backoff());
         let g = loop {
             let (cas, word) = match held {

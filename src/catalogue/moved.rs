@@ -53,8 +53,7 @@ pub fn page<S: KvStore>(
     }
     more |= page.pets.len() >= limit;
     if !more {
-        let room = limit - page.pets.len();
-        let (part, _) = lanes::walk(reader, g, list, from, None, room)?;
+        let (part, _) = lanes::walk(reader, g, list, from, None, limit - page.pets.len())?;
         let (pets, lanes, more_lanes, notes) = part.written(reader.store());
         (more, from) = (more_lanes, lanes);
         page.pets.extend(pets);

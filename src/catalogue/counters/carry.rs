@@ -163,7 +163,7 @@ impl Part {
     /// [`SEAL_AFTER_MS`] ago by the store's clock (`hole:`): a void record,
     /// or a slot `0`, no pet to every reader. A failed call leaves it.
     pub fn seal_old<S: KvStore>(&mut self, store: &S, clock: &Clock, list: ListName) {
-        let now_ms = clock.now_ms;
+        let (now_ms, name) = (clock.now_ms, list.as_str());
         if now_ms / 1000 < self.since_s + SEAL_AFTER_MS / 1000 {
             return;
         }
@@ -188,10 +188,9 @@ impl Part {
             };
             if sealed.is_ok() {
                 self.carried.retain(|p| *p != position);
-                let list = list.as_str();
-                self.notes.push(format!(
-                    "position {position} of {list} given up: nothing stored since {ms}"
-                ));
+                let note =
+                    format!("position {position} of {name} given up: nothing stored since {ms}");
+                self.notes.push(note);
             }
         }
     }

@@ -103,9 +103,8 @@ fn claim<S: KvStore>(
 /// The id a word binds its key to (0: free or absent); anything else no
 /// release wrote here (`layout.rs` asks the store's layout why).
 fn bound(keyed: &Keyed, held: Option<&[u8]>) -> Result<i64> {
-    held.map_or(Ok(0), |bytes| {
-        decode_counter(bytes).ok_or_else(|| unreadable(keyed.record_key()))
-    })
+    let word = held.map_or(Some(0), decode_counter);
+    word.ok_or_else(|| unreadable(keyed.record_key()))
 }
 
 /// The key is bound to pet `id`: replay it, refuse another request, finish
@@ -144,7 +143,6 @@ pub fn follow<S: KvStore>(store: &Retrying<'_, S>, keyed: &Keyed, id: i64) -> Re
 /// The pet over its pending record: one `set`, read back if it fails.
 fn commit_pet<S: KvStore>(store: &Retrying<'_, S>, id: i64, record: &[u8]) -> Result<()> {
     let key = pet_key(id);
-    store
-        .set(&key, record)
-        .or_else(|e| read_back(store, &key, record, e))
+    let set = store.set(&key, record);
+    set.or_else(|e| read_back(store, &key, record, e))
 }
