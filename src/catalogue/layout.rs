@@ -272,11 +272,10 @@ impl<'a, S: KvStore> Word<'a, S> {
                 Err(e) => e,
             };
             let look = !looked && !shows_dynamodb(&e) && !shows_sqlite_locked(&e);
-            if let Some(word) = look.then(|| store.inner().get(ID_COUNTER).ok()).flatten() {
-                looked = true;
-                if let Held::Lanes(_) = self.held(word.as_deref())? {
-                    return Err(Refusal::not_lanes().into());
-                }
+            let word = look.then(|| store.inner().get(ID_COUNTER).ok()).flatten();
+            looked |= word.is_some();
+            if let Some(Held::Lanes(_)) = word.map(|w| self.held(w.as_deref())).transpose()? {
+                return Err(Refusal::not_lanes().into());
             }
             store.learn(&e, &mut backoff);
             if !backoff.wait() {

@@ -125,9 +125,7 @@ impl Part {
             self.since_s = clock.now_ms / 1000;
         }
         self.carried.push(position);
-        if sealable {
-            self.sealable.push(position);
-        }
+        self.sealable.extend(sealable.then_some(position));
     }
 
     /// Earlier pages' carried positions (`count`): listed if committed since

@@ -199,10 +199,9 @@ impl<S: KvStore> Walk<'_, '_, S> {
             _ => return Ok(None),
         };
         let key = counter_key(status);
-        let last = match self.reader.get(&key)? {
-            None => 0,
-            Some(bytes) => decode_counter(&bytes).ok_or_else(|| unreadable(&key))?,
-        };
+        let read = self.reader.get(&key)?;
+        let last = read.as_deref().map_or(Some(0), decode_counter);
+        let last = last.ok_or_else(|| unreadable(&key))?;
         self.at.2 = End::Fixed(last);
         Ok(Some(last))
     }
