@@ -48,8 +48,7 @@ pub fn page<S: KvStore>(
         // Both ends are known here: the walk never stops for one.
         let walked = counters::walk(reader, clock, (list, end), &at, limit)?;
         let part = walked.ok_or_else(|| ApiError::Internal("a moved store's end".into()))?;
-        going_on = part.going_on(list == ListName::All || settled);
-        (more, page.pets, page.notes) = part.into_pets();
+        (going_on, more, page.pets, page.notes) = part.split(list == ListName::All || settled);
     }
     more |= page.pets.len() >= limit;
     if !more {

@@ -99,11 +99,14 @@ impl Part {
         }
     }
 
-    /// Where the walk goes on, unless it is done: at the list's end with
-    /// nothing carried, and `closed` (no create can still land behind it).
-    pub fn going_on(&self, closed: bool) -> Option<Counted> {
+    /// A moved store's counters part: where the walk goes on, unless it is
+    /// done (at the list's end with nothing carried, and `closed`: no create
+    /// can still land behind it); whether the list goes on past it; its pets
+    /// and notes.
+    pub fn split(self, closed: bool) -> (Option<Counted>, bool, Vec<Listed>, Vec<String>) {
         let done = self.ended && closed && self.carried.is_empty();
-        (!done).then(|| Counted::new(self.position, self.carried.clone(), self.since_s))
+        let at = (!done).then(|| Counted::new(self.position, self.carried, self.since_s));
+        (at, !self.ended, self.pets, self.notes)
     }
 
     /// The page of a counters store, and its cursor: on while the list goes
@@ -113,11 +116,6 @@ impl Part {
         let at = Counted::new(self.position, self.carried, self.since_s);
         let next = more.then(|| Parts::new(Some(at), None).cursor());
         Page::new(self.pets, next, self.notes)
-    }
-
-    /// Whether the list goes on past it; its pets and notes.
-    pub fn into_pets(self) -> (bool, Vec<Listed>, Vec<String>) {
-        (!self.ended, self.pets, self.notes)
     }
 
     pub fn carry(&mut self, position: i64, sealable: bool, clock: &Clock) {
