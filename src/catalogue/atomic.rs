@@ -4,17 +4,11 @@
 
 use super::backend::ATOMIC_BATCHES_ESCALATIONS;
 use super::created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page, Result};
-use super::cursor::Parts;
-use super::keys::pet_key;
 use super::lanes::{self, Geometry};
 use super::layout::{Layout, Word};
-use super::listed::Listed;
-use super::reader::Reader;
-use super::record::PetRecord;
+use super::{cursor::Parts, keys::pet_key, listed::Listed, reader::Reader, record::PetRecord};
 use crate::model::{IdempotencyKey, ListQuery, NewPet};
-use crate::platform::Platform;
-use crate::retry::Retrying;
-use crate::store::KvStore;
+use crate::{platform::Platform, retry::Retrying, store::KvStore};
 
 pub struct Catalogue<'a, S: KvStore> {
     store: &'a S,
@@ -39,8 +33,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
     /// in one `get-many`; another build's store is refused, not a 404.
     pub fn get_pet(&self, id: i64) -> Result<Option<Listed>> {
         let key = pet_key(id);
-        let stored = self.store.get(&key)?;
-        match PetRecord::of(&key, stored).and_then(|r| r.listed(&key)) {
+        match PetRecord::of(&key, self.store.get(&key)?).and_then(|r| r.listed(&key)) {
             Ok(None) => {}
             found @ Ok(Some(_)) => return found,
             Err(e) => return Err(Word::new(self.store, self.deployment)?.checked(e, None)),
@@ -48,8 +41,7 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         let ((mut reader, word, wanted), none) = (self.reader()?, Parts::default());
         let heads = |g: Option<Geometry>| g.map_or(Vec::new(), |g| lanes::unstored_keys(&g, id));
         let expected = heads(Layout::expect(&none, wanted, reader.batched()).lanes());
-        let layout = Layout::of(word.in_reader(&mut reader, expected)?, &none);
-        let Some(g) = layout.lanes() else {
+        let Some(g) = Layout::of(word.in_reader(&mut reader, expected)?, &none).lanes() else {
             return Ok(None);
         };
         reader.fetch(heads(Some(g)))?;
@@ -61,30 +53,25 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
     /// another); else `ctr:id` is read where the answer needs it: the
     /// unfiltered list's end, an empty page.
     pub fn page(&self, clock: &Clock, query: &ListQuery) -> Result<Page> {
-        let (list, limit) = (query.list(), query.limit);
         let parts = Parts::read(query.cursor.as_ref())?;
         let (mut reader, word, wanted) = self.reader()?;
+        let (of, mut held) = ((query.list(), &parts, query.limit), None);
         let mut layout = Layout::expect(&parts, wanted, reader.batched());
-        let ((mut plan, keys), mut held) = (layout.plan(list, &parts, limit), None);
         if reader.batched() {
-            let read = word.in_reader(&mut reader, keys)?;
+            let read = word.in_reader(&mut reader, layout.first_keys(of))?;
             if Layout::of(read, &parts) != layout {
                 layout = Layout::of(read, &parts);
-                let keys;
-                (plan, keys) = layout.plan(list, &parts, limit);
-                reader.fetch(keys)?;
+                reader.fetch(layout.first_keys(of))?;
             }
             held = Some(read);
         }
-        let of = (list, &parts, limit);
-        let mut paged = layout.page(&mut reader, (clock, &plan, held), of);
+        let mut paged = layout.page(&mut reader, (clock, held), of);
         if let Ok(None) = paged {
             held = Some(word.in_reader(&mut reader, Vec::new())?);
-            paged = layout.page(&mut reader, (clock, &plan, held), of);
+            paged = layout.page(&mut reader, (clock, held), of);
         }
-        let page = paged
-            .map_err(|e| word.checked(e, None))?
-            .unwrap_or_default();
+        let page = paged.map_err(|e| word.checked(e, None))?;
+        let page = page.unwrap_or_default();
         if page.pets.is_empty() && held.is_none() {
             word.in_reader(&mut reader, Vec::new())?;
         }
@@ -108,18 +95,15 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         let wanted = self.deployment.wanted()?;
         let keyed = key.map(|(key, lease)| Keyed::new(key, new.clone(), lease));
         let created = word.create(&store, wanted, (new, keyed.as_ref()));
-        let created = created.map_err(|e| word.checked(e, Some(wanted)));
-        match keyed {
-            Some(_) => created.map_err(Keyed::unavailable),
-            None => created,
-        }
+        created.map_err(|e| match (word.checked(e, Some(wanted)), &keyed) {
+            (e, Some(_)) => Keyed::unavailable(e),
+            (e, None) => e,
+        })
     }
 
     pub fn health(&self, now_ms: u64) -> Result<String> {
         let (_, word, wanted) = self.reader()?;
-        Ok(format!(
-            r#"{{"status":"ok",{}}}"#,
-            word.health(wanted, now_ms)?
-        ))
+        let health = word.health(wanted, now_ms)?;
+        Ok(format!(r#"{{"status":"ok",{health}}}"#))
     }
 }

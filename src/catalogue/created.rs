@@ -1,9 +1,7 @@
 //! What the catalogue asks of the deployment (the layouts by name), and what
 //! a request asks of the catalogue and what it answers, whatever the layout.
 
-use super::backend::KvBackend;
-use super::keys::record_key;
-use super::listed::Listed;
+use super::{backend::KvBackend, keys::record_key, listed::Listed};
 use crate::errors::ApiError;
 use crate::model::{Cursor, IdempotencyKey, NewPet, Pet};
 
@@ -147,9 +145,8 @@ pub struct Keyed {
 
 impl Keyed {
     pub fn new(key: &IdempotencyKey, new: NewPet, lease: Lease) -> Keyed {
-        let record_key = record_key(key);
         Keyed {
-            record_key,
+            record_key: record_key(key),
             new,
             lease,
         }
@@ -193,11 +190,9 @@ impl Keyed {
 
     /// The key's 409, its `Retry-After` until `ends_ms`.
     pub fn in_use_until(&self, ends_ms: u64) -> ApiError {
+        let seconds = ends_ms.saturating_sub(self.lease.now_ms).div_ceil(1000);
         ApiError::IdempotencyKeyInUse {
-            retry_after_seconds: ends_ms
-                .saturating_sub(self.lease.now_ms)
-                .div_ceil(1000)
-                .max(1),
+            retry_after_seconds: seconds.max(1),
         }
     }
 }

@@ -2,11 +2,10 @@
 //! writes `ctr:id` or names a layout: what it holds, read strictly, becomes
 //! one [`Layout`] a request; a store not served, a typed [`Refusal`].
 
-use super::backend::KvBackend;
 use super::created::{Deployment, LayoutName, Result, CATALOGUE_LAYOUT};
 use super::keys::{decode_counter, ID_COUNTER};
 use super::reader::found as found_in;
-use super::{cursor::Parts, lanes::Geometry, refusal::Refusal, replicated};
+use super::{backend::KvBackend, cursor::Parts, lanes::Geometry, refusal::Refusal, replicated};
 use crate::errors::{ApiError, Misconfiguration};
 use crate::store::KvStore;
 #[cfg(not(feature = "edge"))]
@@ -78,15 +77,6 @@ pub enum Layout {
     Replicated,
 }
 
-/// A page planned once (and the keys its first `get-many` reads).
-#[cfg(not(feature = "edge"))]
-pub enum Plan {
-    Nothing,
-    Counters(Counted),
-    Lanes(lanes::Plan),
-    Moved,
-}
-
 impl Layout {
     /// A lanes store is moved once moved, or to a cursor's counters part.
     pub fn of(held: Held, parts: &Parts) -> Layout {
@@ -120,22 +110,26 @@ impl Layout {
         }
     }
 
-    pub fn plan(&self, list: ListName, parts: &Parts, limit: usize) -> (Plan, Vec<String>) {
+    /// A counters walk's start: the cursor's counters part, or the list's
+    /// where it names no other (a lanes part alone on a counters store, or
+    /// the edge build's place: its walk has ended).
+    fn counted(&self, parts: &Parts) -> Option<Counted> {
         match (self, parts.counted(), parts.laned(), parts.placed()) {
-            (Layout::Lanes(g), _, laned, _) => {
-                let plan = lanes::Plan::new(g, list, laned.as_ref(), limit);
-                let keys = plan.keys().to_vec();
-                (Plan::Lanes(plan), keys)
-            }
-            (Layout::Moved(g), ..) => (Plan::Moved, moved::first_keys(g, list, parts, limit)),
-            (Layout::Counters, counted, None, None) | (Layout::Counters, counted @ Some(_), ..) => {
-                let from = counted.clone().unwrap_or(Counted::at(1));
-                let keys = counters::first_keys(list, &from, limit);
-                (Plan::Counters(from), keys)
-            }
-            // A lanes part alone on a counters store, or the edge build's
-            // cursor: its walk has ended.
-            _ => (Plan::Nothing, Vec::new()),
+            (Layout::Counters, Some(from), ..) => Some(from.clone()),
+            (Layout::Counters, None, None, None) => Some(Counted::at(1)),
+            _ => None,
+        }
+    }
+
+    /// The keys a page's first `get-many` reads (a lanes page's planned
+    /// again by [`Layout::page`], from the same parts).
+    pub fn first_keys(&self, (list, parts, limit): (ListName, &Parts, usize)) -> Vec<String> {
+        let laned = parts.laned().as_ref();
+        match (self, self.counted(parts)) {
+            (Layout::Lanes(g), _) => lanes::Plan::new(g, list, laned, limit).keys().to_vec(),
+            (Layout::Moved(g), _) => moved::first_keys(g, list, parts, limit),
+            (_, Some(from)) => counters::first_keys(list, &from, limit),
+            _ => Vec::new(),
         }
     }
 
@@ -144,19 +138,23 @@ impl Layout {
     pub fn page<S: KvStore>(
         &self,
         reader: &mut Reader<'_, S>,
-        (clock, plan, held): (&Clock, &Plan, Option<Held>),
+        (clock, held): (&Clock, Option<Held>),
         (list, parts, limit): (ListName, &Parts, usize),
     ) -> Result<Option<Page>> {
-        Ok(Some(match (self, plan) {
+        let end = match (list, held) {
+            (ListName::Status(_), _) => End::Counter,
+            (_, Some(Held::Counter(last))) => End::Fixed(last),
+            (_, held) => held.map_or(End::Unread, |_| End::Fixed(0)),
+        };
+        let laned = parts.laned().as_ref();
+        Ok(Some(match (self, self.counted(parts)) {
             (Layout::Moved(g), _) => moved::page(reader, clock, (g, list), parts, limit)?,
-            (Layout::Lanes(g), Plan::Lanes(plan)) => lanes::page(reader, g, plan)?,
-            (_, Plan::Counters(from)) => {
-                let end = match (list, held) {
-                    (ListName::Status(_), _) => End::Counter,
-                    (_, Some(Held::Counter(last))) => End::Fixed(last),
-                    (_, held) => held.map_or(End::Unread, |_| End::Fixed(0)),
-                };
-                return counters::page(reader, clock, (list, end), from, limit);
+            (Layout::Lanes(g), _) => {
+                lanes::page(reader, g, &lanes::Plan::new(g, list, laned, limit))?
+            }
+            (_, Some(from)) => {
+                let walked = counters::walk(reader, clock, (list, end), &from, limit)?;
+                return Ok(walked.map(|part| part.page()));
             }
             _ => Page::default(),
         }))
@@ -186,14 +184,6 @@ impl<'a, S: KvStore> Word<'a, S> {
         Ok(Word { store, backend })
     }
 
-    /// Whether reads are batched, and the layout expected: then the operator's.
-    #[cfg(not(feature = "edge"))]
-    pub fn expected(&self, deployment: &dyn Deployment) -> (bool, LayoutName) {
-        let batched = self.backend.batched_reads();
-        let wanted = batched.then(|| deployment.wanted().ok()).flatten();
-        (batched, wanted.unwrap_or(LayoutName::Counters))
-    }
-
     /// What `word` says, or why this build refuses it. On SQLite a counter
     /// is 8 bytes; in text, an undeclared DynamoDB's (it refuses `""`).
     pub fn held(&self, word: Option<&[u8]>) -> Result<Held> {
@@ -212,7 +202,6 @@ impl<'a, S: KvStore> Word<'a, S> {
     }
 
     /// `ctr:id` and `keys`, for one `get-many`.
-    #[cfg(feature = "edge")]
     pub fn with(&self, mut keys: Vec<String>) -> Vec<String> {
         keys.insert(0, ID_COUNTER.to_string());
         keys
@@ -221,34 +210,35 @@ impl<'a, S: KvStore> Word<'a, S> {
     /// The layout `ctr:id` says, in what a `get-many` [`Word::with`] found.
     #[cfg(feature = "edge")]
     pub fn found(&self, found: &[(String, Vec<u8>)]) -> Result<Layout> {
-        Ok(Layout::of(
-            self.held(found_in(found, ID_COUNTER))?,
-            &Parts::default(),
-        ))
+        let held = self.held(found_in(found, ID_COUNTER))?;
+        Ok(Layout::of(held, &Parts::default()))
+    }
+}
+
+#[cfg(not(feature = "edge"))]
+impl<'a, S: KvStore> Word<'a, S> {
+    /// Whether reads are batched, and the layout expected: then the operator's.
+    pub fn expected(&self, deployment: &dyn Deployment) -> (bool, LayoutName) {
+        let batched = self.backend.batched_reads();
+        let wanted = batched.then(|| deployment.wanted().ok()).flatten();
+        (batched, wanted.unwrap_or(LayoutName::Counters))
     }
 
     /// A record no layout of this build writes (500): `ctr:id` may say why.
-    #[cfg(not(feature = "edge"))]
     pub fn checked(&self, error: ApiError, writes: Option<LayoutName>) -> ApiError {
         let ApiError::Internal(why) = error else {
             return error;
         };
         match (self.read(), writes) {
             (Err(refusal @ ApiError::Unserviceable(_)), _) => refusal,
-            (Ok(Held::Lanes(_)), Some(wanted)) if wanted != LayoutName::Lanes => {
-                Refusal::not_lanes().into()
-            }
+            (Ok(Held::Lanes(_)), Some(w)) if w != LayoutName::Lanes => Refusal::not_lanes().into(),
             _ => ApiError::Internal(why),
         }
     }
-}
 
-#[cfg(not(feature = "edge"))]
-impl<'a, S: KvStore> Word<'a, S> {
     /// Read with `keys`: one `get-many` batched, else one `get` (kept).
-    pub fn in_reader(&self, reader: &mut Reader<'a, S>, mut keys: Vec<String>) -> Result<Held> {
-        keys.insert(0, ID_COUNTER.to_string());
-        reader.fetch(keys)?;
+    pub fn in_reader(&self, reader: &mut Reader<'a, S>, keys: Vec<String>) -> Result<Held> {
+        reader.fetch(self.with(keys))?;
         self.held(reader.get(ID_COUNTER)?.as_deref())
     }
 
@@ -260,21 +250,17 @@ impl<'a, S: KvStore> Word<'a, S> {
         wanted: LayoutName,
         (new, keyed): (NewPet, Option<&Keyed>),
     ) -> Result<Created> {
-        if wanted == LayoutName::Lanes {
-            return match keyed {
-                None => lanes::create(store, self.heads(store)?, new).map(Created::Pet),
-                Some(keyed) => lanes::keyed(store, keyed, &|| self.heads(store)),
-            };
-        }
-        if self.backend == KvBackend::Spin {
+        let (laned, atomic) = (wanted == LayoutName::Lanes, self.backend.atomic_batches());
+        if !laned && self.backend == KvBackend::Spin {
             self.held(store.get(ID_COUNTER)?.as_deref())?;
         }
-        let Some(keyed) = keyed else {
-            let taken = self.take_id(store)?;
-            return counters::create(store, taken, new, self.backend.atomic_batches())
-                .map(Created::Pet);
-        };
-        counters::keyed(store, keyed, self.backend, &|| self.take_id(store))
+        let (heads, take) = (&|| self.heads(store), &|| self.take_id(store));
+        match (laned, keyed) {
+            (true, None) => lanes::create(store, heads()?, new).map(Created::Pet),
+            (false, None) => take()?.create(store, new, atomic).map(Created::Pet),
+            (true, Some(keyed)) => lanes::keyed(store, keyed, heads),
+            (false, Some(keyed)) => counters::keyed(store, keyed, self.backend, take),
+        }
     }
 
     /// An id from `ctr:id`'s counter; a failure no race read what it holds.
@@ -285,13 +271,11 @@ impl<'a, S: KvStore> Word<'a, S> {
                 Ok(id) => return Ok(Taken::new(id, started_ms)),
                 Err(e) => e,
             };
-            if !looked && !shows_dynamodb(&e) && !shows_sqlite_locked(&e) {
-                if let Ok(word) = store.inner().get(ID_COUNTER) {
-                    looked = true;
-                    if let Held::Lanes(_) = self.held(word.as_deref())? {
-                        return Err(Refusal::not_lanes().into());
-                    }
-                }
+            let look = !looked && !shows_dynamodb(&e) && !shows_sqlite_locked(&e);
+            let word = look.then(|| store.inner().get(ID_COUNTER).ok()).flatten();
+            looked |= word.is_some();
+            if let Some(Held::Lanes(_)) = word.map(|w| self.held(w.as_deref())).transpose()? {
+                return Err(Refusal::not_lanes().into());
             }
             store.learn(&e, &mut backoff);
             if !backoff.wait() {
@@ -303,8 +287,7 @@ impl<'a, S: KvStore> Word<'a, S> {
     /// The mark and the heads, a lanes create's first read: one `get-many`. A
     /// store not of lanes yet is claimed or moved first, by compare-and-swap.
     fn heads(&self, store: &Retrying<'_, S>) -> Result<Heads> {
-        let keys = [vec![ID_COUNTER.into()], Heads::keys(WIDTH).collect()].concat();
-        let found = store.get_many(&keys)?;
+        let found = store.get_many(&self.with(Heads::keys(WIDTH).collect()))?;
         let (mut held, mut backoff) = (self.held(found_in(&found, ID_COUNTER))?, store.backoff());
         let g = loop {
             let (cas, word) = match held {

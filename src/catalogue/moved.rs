@@ -2,27 +2,21 @@
 //! ids up to the move read the counters way, then the lanes.
 
 use super::counters::{self, End};
-use super::created::Result;
-use super::created::{Clock, Page};
+use super::created::{Clock, Page, Result};
 use super::cursor::{Counted, Laned, Parts};
 use super::lanes::{self, Geometry};
-use super::reader::Reader;
-use super::record::SEAL_AFTER_MS;
-use crate::errors::ApiError;
-use crate::model::ListName;
-use crate::store::KvStore;
+use super::{reader::Reader, record::SEAL_AFTER_MS};
+use crate::{errors::ApiError, model::ListName, store::KvStore};
 
 /// Where a page begins: the counters part (none once walked), the lanes'.
 fn start(g: &Geometry, parts: &Parts) -> (Option<Counted>, Vec<u64>) {
-    let counted = match (parts.counted(), parts.laned()) {
+    let laned = parts.laned().as_ref();
+    let counted = match (parts.counted(), laned) {
         (None, None) => Some(Counted::at(1)),
         (counted, _) => counted.clone(),
     };
     let position = counted.as_ref().map(Counted::position);
-    let mut from = parts
-        .laned()
-        .as_ref()
-        .map_or_else(|| g.rounds_below(position), |l| l.lanes().to_vec());
+    let mut from = laned.map_or_else(|| g.rounds_below(position), |l| l.lanes().to_vec());
     from.resize(g.width(), 0);
     (counted, from)
 }
@@ -54,14 +48,12 @@ pub fn page<S: KvStore>(
         // Both ends are known here: the walk never stops for one.
         let walked = counters::walk(reader, clock, (list, end), &at, limit)?;
         let part = walked.ok_or_else(|| ApiError::Internal("a moved store's end".into()))?;
-        going_on = part.going_on(list == ListName::All || settled);
-        (more, page.pets, page.notes) = part.into_pets();
+        (going_on, more, page.pets, page.notes) = part.split(list == ListName::All || settled);
     }
-    if more || page.pets.len() >= limit {
-        more = true;
-    } else {
-        let room = limit - page.pets.len();
-        let (part, _) = lanes::walk(reader, g, &lanes::Plan::walk(list, from, room))?;
+    more |= page.pets.len() >= limit;
+    if !more {
+        let plan = lanes::Plan::walk(list, from, limit - page.pets.len());
+        let (part, _) = lanes::walk(reader, g, &plan)?;
         let (pets, lanes, more_lanes, notes) = part.written(reader.store());
         (more, from) = (more_lanes, lanes);
         page.pets.extend(pets);

@@ -1,8 +1,7 @@
 //! What `pet:{id}` holds: a pet's JSON (bare, or after a line naming its
 //! create), a counters keyed create's pending record, or nothing.
 
-use super::created::Result;
-use super::listed::Listed;
+use super::{created::Result, listed::Listed};
 use crate::errors::ApiError;
 use crate::model::{number, padded, Pet};
 
@@ -64,12 +63,10 @@ impl Pending {
         Pending::given_up(position, Vec::new())
     }
 
-    #[inline]
     pub fn started_ms(&self) -> u64 {
         self.started_ms
     }
 
-    #[inline]
     pub fn record(&self) -> &[u8] {
         &self.record
     }

@@ -1,13 +1,11 @@
 //! What a counters position holds, looked up in the truth (`pet:{id}`; a
-//! status's slot, then its pet); a page of a walk and the positions it
-//! carries: listed once they commit, given up when long empty.
+//! status's slot, then its pet); a page of a walk (and its cursor) and the
+//! positions it carries: listed once they commit, given up when long empty.
 
-use crate::catalogue::created::{Clock, Result};
-use crate::catalogue::cursor::Counted;
+use crate::catalogue::created::{Clock, Page, Result};
 use crate::catalogue::keys::{pet_key, sighting_key, slot_key};
-use crate::catalogue::listed::Listed;
-use crate::catalogue::reader::Reader;
 use crate::catalogue::record::{unreadable, Pending, PetRecord, SEAL_AFTER_MS};
+use crate::catalogue::{cursor::Counted, cursor::Parts, listed::Listed, reader::Reader};
 use crate::model::{number, ListName};
 use crate::store::KvStore;
 
@@ -33,9 +31,7 @@ impl Truth {
     ) -> Result<()> {
         reader.fetch(keys.clone())?;
         if list != ListName::All {
-            let ids = keys
-                .iter()
-                .filter_map(|slot| id_in(reader.fetched().peek(slot)));
+            let ids = keys.iter().filter_map(|s| id_in(reader.fetched().peek(s)));
             reader.fetch(ids.filter(|id| *id > 0).map(pet_key).collect())?;
         }
         Ok(())
@@ -103,16 +99,23 @@ impl Part {
         }
     }
 
-    /// Where the walk goes on, unless it is done: at the list's end with
-    /// nothing carried, and `closed` (no create can still land behind it).
-    pub fn going_on(&self, closed: bool) -> Option<Counted> {
+    /// A moved store's counters part: where the walk goes on, unless it is
+    /// done (at the list's end with nothing carried, and `closed`: no create
+    /// can still land behind it); whether the list goes on past it; its pets
+    /// and notes.
+    pub fn split(self, closed: bool) -> (Option<Counted>, bool, Vec<Listed>, Vec<String>) {
         let done = self.ended && closed && self.carried.is_empty();
-        (!done).then(|| Counted::new(self.position, self.carried.clone(), self.since_s))
+        let at = (!done).then(|| Counted::new(self.position, self.carried, self.since_s));
+        (at, !self.ended, self.pets, self.notes)
     }
 
-    /// Whether the list goes on past it; its pets and notes.
-    pub fn into_pets(self) -> (bool, Vec<Listed>, Vec<String>) {
-        (!self.ended, self.pets, self.notes)
+    /// The page of a counters store, and its cursor: on while the list goes
+    /// on, or while pages list pets.
+    pub fn page(self) -> Page {
+        let more = !self.ended || !self.pets.is_empty();
+        let at = Counted::new(self.position, self.carried, self.since_s);
+        let next = more.then(|| Parts::new(Some(at), None).cursor());
+        Page::new(self.pets, next, self.notes)
     }
 
     pub fn carry(&mut self, position: i64, sealable: bool, clock: &Clock) {
@@ -120,9 +123,7 @@ impl Part {
             self.since_s = clock.now_ms / 1000;
         }
         self.carried.push(position);
-        if sealable {
-            self.sealable.push(position);
-        }
+        self.sealable.extend(sealable.then_some(position));
     }
 
     /// Earlier pages' carried positions (`count`): listed if committed since
@@ -157,21 +158,20 @@ impl Part {
     /// Gives up those where nothing is stored, first found so more than
     /// [`SEAL_AFTER_MS`] ago by the store's clock (`hole:`): a void record,
     /// or a slot `0`, no pet to every reader. A failed call leaves it.
-    pub fn seal_old<S: KvStore>(&mut self, store: &S, clock: &Clock, list: ListName) -> Result<()> {
-        let now_ms = clock.now_ms;
+    pub fn seal_old<S: KvStore>(&mut self, store: &S, clock: &Clock, list: ListName) {
+        let (now_ms, name) = (clock.now_ms, list.as_str());
         if now_ms / 1000 < self.since_s + SEAL_AFTER_MS / 1000 {
-            return Ok(());
+            return;
         }
         for position in std::mem::take(&mut self.sealable) {
             let key = sighting_key(list, position);
-            let seen = id_in(store.get(&key).ok().flatten().as_deref());
-            let Some(ms) = seen.map(|ms| ms as u64) else {
+            let Some(ms) = id_in(store.get(&key).ok().flatten().as_deref()) else {
                 let _ = store.set(&key, now_ms.to_string().as_bytes());
                 continue;
             };
             let void = Pending::void(position).encode();
             let sealed = match list.status() {
-                _ if now_ms < ms + SEAL_AFTER_MS => continue,
+                _ if now_ms < ms as u64 + SEAL_AFTER_MS => continue,
                 None => store.set(&pet_key(position), &void),
                 Some(status) => {
                     let slot = slot_key(status, position);
@@ -184,13 +184,11 @@ impl Part {
             };
             if sealed.is_ok() {
                 self.carried.retain(|p| *p != position);
-                let list = list.as_str();
-                self.notes.push(format!(
-                    "position {position} of {list} given up: nothing stored since {ms}"
-                ));
+                let note =
+                    format!("position {position} of {name} given up: nothing stored since {ms}");
+                self.notes.push(note);
             }
         }
-        Ok(())
     }
 }
 

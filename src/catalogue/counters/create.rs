@@ -6,14 +6,12 @@ use crate::catalogue::backend::UNDECLARED_DYNAMODB;
 use crate::catalogue::created::{failed, Result};
 use crate::catalogue::keys::{counter_key, pet_key, slot_key};
 use crate::catalogue::record::{encode_pet, Pending, COMMIT_WITHIN_MS};
-use crate::errors::ApiError;
 use crate::model::{NewPet, Pet, PetStatus};
-use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError};
+use crate::{errors::ApiError, retry::Retrying};
 
 /// An id `layout.rs` took from the id counter, and when its create began
 /// (before that `increment`: readers may meet the id from then on).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Taken {
     id: i64,
     started_ms: u64,
@@ -23,10 +21,30 @@ impl Taken {
     pub fn new(id: i64, started_ms: u64) -> Taken {
         Taken { id, started_ms }
     }
+
+    /// A create with this id, its commit one batch where batches are
+    /// `atomic`.
+    pub fn create(self, store: &Retrying<impl KvStore>, new: NewPet, atomic: bool) -> Result<Pet> {
+        let reserved = self.reserve(store, new.status)?;
+        let pet = new.into_pet(reserved.id());
+        // A store that showed it is DynamoDB commits as its batches allow.
+        let atomic = atomic && !store.escalated_by(&UNDECLARED_DYNAMODB);
+        reserved.commit(store, &encode_pet(&pet)?, atomic)?;
+        Ok(pet)
+    }
+
+    /// This id, and a position in its status's list.
+    pub fn reserve(self, store: &Retrying<impl KvStore>, status: PetStatus) -> Result<Reserved> {
+        let position = store.increment(&counter_key(status), 1)?;
+        Ok(Reserved {
+            taken: self,
+            position,
+            status,
+        })
+    }
 }
 
 /// An id and a position taken for a pet of `status`, at `started_ms`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reserved {
     taken: Taken,
     position: i64,
@@ -41,79 +59,42 @@ impl Reserved {
     pub fn position(&self) -> i64 {
         self.position
     }
-}
 
-/// A create with the id `taken`, its commit one batch where batches are
-/// `atomic`.
-pub fn create(
-    store: &Retrying<impl KvStore>,
-    taken: Taken,
-    new: NewPet,
-    atomic: bool,
-) -> Result<Pet> {
-    let reserved = reserve(store, taken, new.status)?;
-    let pet = new.into_pet(reserved.id());
-    // A store that showed it is DynamoDB commits as its batches allow.
-    let atomic = atomic && !store.escalated_by(&UNDECLARED_DYNAMODB);
-    commit(store, reserved, &encode_pet(&pet)?, atomic)?;
-    Ok(pet)
-}
-
-/// The id `taken`, and a position in its status's list.
-pub fn reserve(
-    store: &Retrying<impl KvStore>,
-    taken: Taken,
-    status: PetStatus,
-) -> Result<Reserved> {
-    let position = store.increment(&counter_key(status), 1)?;
-    Ok(Reserved {
-        taken,
-        position,
-        status,
-    })
-}
-
-/// Writes the slot and `pet:{id}` (for a keyed create, its pending record,
-/// no pet to readers): no pet visible without its slot. Past its window
-/// ([`COMMIT_WITHIN_MS`]) it gives the position up.
-pub fn commit(
-    store: &Retrying<impl KvStore>,
-    at: Reserved,
-    pet: &[u8],
-    atomic: bool,
-) -> Result<()> {
-    let slot = (
-        slot_key(at.status, at.position),
-        at.id().to_string().into_bytes(),
-    );
-    let pet = (pet_key(at.id()), pet.to_vec());
-    if store.now_ms() >= at.taken.started_ms + COMMIT_WITHIN_MS {
-        let void = Pending::void(at.position).encode();
-        let _ = store.set_many(&[(slot.0, b"0".to_vec()), (pet.0, void)]);
-        return Err(failed("the create ran past its commit window"));
-    }
-    let written = match atomic {
-        true => store.set_many(&[slot.clone(), pet.clone()]),
-        // A slot without its pet is a hole, which readers skip.
-        false => {
-            store.set(&slot.0, &slot.1)?;
-            store.set(&pet.0, &pet.1)
+    /// Writes the slot and `pet:{id}` (for a keyed create, its pending record,
+    /// no pet to readers): no pet visible without its slot. Past its window
+    /// ([`COMMIT_WITHIN_MS`]) it gives the position up.
+    pub fn commit(self, store: &Retrying<impl KvStore>, pet: &[u8], atomic: bool) -> Result<()> {
+        let id = self.id().to_string().into_bytes();
+        let slot = (slot_key(self.status, self.position), id);
+        let pet = (pet_key(self.id()), pet.to_vec());
+        if store.now_ms() >= self.taken.started_ms + COMMIT_WITHIN_MS {
+            let void = Pending::void(self.position).encode();
+            let _ = store.set_many(&[(slot.0, b"0".to_vec()), (pet.0, void)]);
+            return Err(failed("the create ran past its commit window"));
         }
-    };
-    let Err(error) = written else {
-        return Ok(());
-    };
-    // The slot again, alone; then the record read back (there: a lost
-    // reply). If the slot cannot be written, the pet is withdrawn.
-    if store.set(&slot.0, &slot.1).is_ok() {
-        return read_back(store, &pet.0, &pet.1, error);
-    }
-    if pet.1.starts_with(b"petstore-pending") {
-        return Err(ApiError::StoreUnavailable(error));
-    }
-    match store.set(&pet.0, &Pending::given_up(at.position, pet.1).encode()) {
-        Ok(()) => Err(ApiError::StoreUnavailable(error)),
-        Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
+        let written = match atomic {
+            true => store.set_many(&[slot.clone(), pet.clone()]),
+            // A slot without its pet is a hole, which readers skip.
+            false => {
+                store.set(&slot.0, &slot.1)?;
+                store.set(&pet.0, &pet.1)
+            }
+        };
+        let Err(error) = written else {
+            return Ok(());
+        };
+        // The slot again, alone; then the record read back (there: a lost
+        // reply). If the slot cannot be written, the pet is withdrawn.
+        if store.set(&slot.0, &slot.1).is_ok() {
+            return read_back(store, &pet.0, &pet.1, error);
+        }
+        if pet.1.starts_with(b"petstore-pending") {
+            return Err(ApiError::StoreUnavailable(error));
+        }
+        match store.set(&pet.0, &Pending::given_up(self.position, pet.1).encode()) {
+            Ok(()) => Err(ApiError::StoreUnavailable(error)),
+            Err(_) => Err(ApiError::CreateOutcomeUnknown(error)),
+        }
     }
 }
 

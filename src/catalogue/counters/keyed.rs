@@ -3,14 +3,13 @@
 //! so that whoever finds the claim can finish it. The id it stages is
 //! `layout.rs`'s to take: a create here asks for one (`take`).
 
-use super::create::{commit, read_back, reserve, Taken};
+use super::create::{read_back, Taken};
 use crate::catalogue::backend::KvBackend;
 use crate::catalogue::created::{failed, Created, Followed, Keyed, Result};
 use crate::catalogue::keys::{decode_counter, encode_counter_like, pet_key};
 use crate::catalogue::record::{encode_pet, unreadable, Pending, PetRecord};
-use crate::errors::ApiError;
-use crate::retry::Retrying;
 use crate::store::{KvStore, StoreError, SwapReport};
+use crate::{errors::ApiError, retry::Retrying};
 
 /// A keyed create: reads the key's word (as the `backend` allows without
 /// writing where it can: a store this build does not serve is left as it
@@ -45,11 +44,11 @@ pub fn keyed<S: KvStore>(
                 Followed::Abandoned(id) => (from, begun) = (id, None),
             }
         }
-        let reserved = reserve(store, take()?, keyed.asked().status)?;
+        let reserved = take()?.reserve(store, keyed.asked().status)?;
         let (id, pet) = (reserved.id(), keyed.pet(reserved.id()));
         let pending = Pending::new(reserved.position(), keyed.lease().now_ms, encode_pet(&pet)?);
         // Staged in one set-many everywhere: a pending record is no pet.
-        commit(store, reserved, &pending.encode(), true)?;
+        reserved.commit(store, &pending.encode(), true)?;
         owner = claim(store, keyed, from, begun.take(), id)?;
         if owner == id {
             if !pending.finishable(store.now_ms(), keyed.lease().lease_ms) {
@@ -72,9 +71,8 @@ fn claim<S: KvStore>(
     mut begun: Option<(S::Cas, Option<Vec<u8>>)>,
     ours: i64,
 ) -> Result<i64> {
-    let record = keyed.record_key();
+    let (record, mut backoff) = (keyed.record_key(), store.backoff());
     let mut failure = StoreError("the claim's swap did not land".into());
-    let mut backoff = store.backoff();
     loop {
         let (cas, current) = match begun.take() {
             Some(begun) => begun,
@@ -85,9 +83,7 @@ fn claim<S: KvStore>(
             return Ok(word);
         }
         // In the counters' encoding (8 bytes on SQLite); text if absent.
-        let bytes = current.map_or(ours.to_string().into_bytes(), |seen| {
-            encode_counter_like(&seen, ours)
-        });
+        let bytes = encode_counter_like(current.as_deref().unwrap_or(b"0"), ours);
         match store.cas_swap(cas, &bytes) {
             Ok(SwapReport::Swapped) => return Ok(ours),
             Ok(SwapReport::Conflict) => {}
@@ -107,9 +103,8 @@ fn claim<S: KvStore>(
 /// The id a word binds its key to (0: free or absent); anything else no
 /// release wrote here (`layout.rs` asks the store's layout why).
 fn bound(keyed: &Keyed, held: Option<&[u8]>) -> Result<i64> {
-    held.map_or(Ok(0), |bytes| {
-        decode_counter(bytes).ok_or_else(|| unreadable(keyed.record_key()))
-    })
+    let word = held.map_or(Some(0), decode_counter);
+    word.ok_or_else(|| unreadable(keyed.record_key()))
 }
 
 /// The key is bound to pet `id`: replay it, refuse another request, finish
@@ -148,7 +143,6 @@ pub fn follow<S: KvStore>(store: &Retrying<'_, S>, keyed: &Keyed, id: i64) -> Re
 /// The pet over its pending record: one `set`, read back if it fails.
 fn commit_pet<S: KvStore>(store: &Retrying<'_, S>, id: i64, record: &[u8]) -> Result<()> {
     let key = pet_key(id);
-    store
-        .set(&key, record)
-        .or_else(|e| read_back(store, &key, record, e))
+    let set = store.set(&key, record);
+    set.or_else(|e| read_back(store, &key, record, e))
 }

@@ -7,12 +7,10 @@ use crate::catalogue::cursor::{Counted, MAX_CARRIED};
 use crate::catalogue::keys::{
     counter_key, decode_counter, piece_key, piece_of, EMPTY_POSITIONS, PIECE_LEN,
 };
-use crate::catalogue::listed::Listed;
 use crate::catalogue::piece::{rebuilt_note, sort_by_key, write_back, Piece};
 use crate::catalogue::reader::{Reader, BATCH_KEYS};
-use crate::catalogue::record::unreadable;
-use crate::model::ListName;
-use crate::store::KvStore;
+use crate::catalogue::{listed::Listed, record::unreadable};
+use crate::{model::ListName, store::KvStore};
 
 /// Where a list ends: at a status's counter (read when needed), at a
 /// position (the id counter as `layout.rs` read it; a moved store's last id
@@ -38,7 +36,7 @@ pub fn first_keys(list: ListName, from: &Counted, limit: usize) -> Vec<String> {
 /// [`EMPTY_POSITIONS`] empty positions, the page stops); at the list's
 /// end or a full carry, the positions earlier pages carried looked at again.
 /// `None` where it needed an end not read ([`End::Unread`]): it wrote
-/// nothing, and walks again once told.
+/// nothing, and walks again once told. A page of its own: [`Part::page`].
 pub fn walk<S: KvStore>(
     reader: &mut Reader<'_, S>,
     clock: &Clock,
@@ -46,21 +44,19 @@ pub fn walk<S: KvStore>(
     from: &Counted,
     limit: usize,
 ) -> Result<Option<Part>> {
-    let first = piece_of(from.position());
+    let (first, found) = (piece_of(from.position()), reader.fetched());
     let pieces = first..first + limit as i64 / PIECE_LEN + 2;
     // Batched reads: the pieces fetched ahead, decoded, each taken once.
     let ahead = pieces.clone().map(|k| piece_key(list, k));
-    let found = reader.fetched();
     let ahead = ahead.map(|key| found.holds(&key).then(|| Piece::read(found.peek(&key))));
-    let (at, ahead, carried) = ((list, first, end), ahead.collect(), from.carried().len());
     let mut walk = Walk {
+        ahead: ahead.collect(),
         reader,
         clock,
-        at,
+        at: (list, first, end),
         limit,
         part: Part::at(from),
         empty_left: EMPTY_POSITIONS,
-        ahead,
     };
     let (mut writes, mut rebuilt) = (Vec::new(), Vec::new());
     for piece in pieces {
@@ -82,9 +78,7 @@ pub fn walk<S: KvStore>(
             return Ok(None);
         };
         if !added.is_empty() {
-            if missing {
-                rebuilt.push(rebuilt_note(&key, added.len()));
-            }
+            rebuilt.extend(missing.then(|| rebuilt_note(&key, added.len())));
             held.add(added);
             writes.push((key, held.encode()));
         }
@@ -92,15 +86,14 @@ pub fn walk<S: KvStore>(
             break;
         }
     }
-    let mut part = walk.part;
-    let failed = write_back(walk.reader.store(), &writes, true);
+    let (mut part, failed) = (walk.part, write_back(walk.reader.store(), &writes, true));
     part.notes
         .extend(if failed.is_empty() { rebuilt } else { failed });
     // A full carry stops the walk where it is: looked at again, as at the
     // end, its positions resolve or are given up, and the walk goes on.
     if part.ended || part.carried.len() >= MAX_CARRIED {
-        part.recheck(walk.reader, clock, list, (carried, limit))?;
-        part.seal_old(walk.reader.store(), clock, list)?;
+        part.recheck(walk.reader, clock, list, (from.carried().len(), limit))?;
+        part.seal_old(walk.reader.store(), clock, list);
     }
     sort_by_key(&mut part.pets, Listed::id);
     Ok(Some(part))
@@ -128,11 +121,9 @@ impl<S: KvStore> Walk<'_, '_, S> {
     /// lacks, the truth; what the truth added (`None`: the end is unread).
     fn take(&mut self, piece: i64, held: &Piece) -> Result<Option<Vec<(i64, Listed)>>> {
         let (mut added, end) = (Vec::new(), (piece + 1) * PIECE_LEN);
-        while self.part.position <= end {
+        while self.part.position <= end && !self.full() {
             let position = self.part.position;
-            if self.full() {
-                break;
-            } else if let Some(pet) = held.get(position) {
+            if let Some(pet) = held.get(position) {
                 self.part.pets.push(pet.clone());
             } else if let Some(last) = self.last()? {
                 if position > last {
@@ -208,10 +199,9 @@ impl<S: KvStore> Walk<'_, '_, S> {
             _ => return Ok(None),
         };
         let key = counter_key(status);
-        let last = match self.reader.get(&key)? {
-            None => 0,
-            Some(bytes) => decode_counter(&bytes).ok_or_else(|| unreadable(&key))?,
-        };
+        let read = self.reader.get(&key)?;
+        let last = read.as_deref().map_or(Some(0), decode_counter);
+        let last = last.ok_or_else(|| unreadable(&key))?;
         self.at.2 = End::Fixed(last);
         Ok(Some(last))
     }
