@@ -78,30 +78,20 @@ impl Laned {
         let entry = |text| num(text).filter(|(n, _)| *n <= MAX_ENTRY);
         let (first, mut rest) = entry(text)?;
         let mut lanes = vec![first as u64];
-        let dotted = rest
-            .strip_prefix('.')
-            .map(|digits| word(digits, MAX_LANES, true));
-        if let Some(dotted) = dotted {
-            let (digits, tail) = dotted?;
+        if let Some(digits) = rest.strip_prefix('.') {
+            let (digits, tail) = word(digits, MAX_LANES, true)?;
             let digit = |c: char| first as u64 + u64::from(c.to_digit(36).unwrap_or(0));
             (lanes, rest) = (digits.chars().map(digit).collect(), tail);
+        } else {
+            while let Some((n, tail)) = rest.strip_prefix('-').and_then(entry) {
+                lanes.push(n as u64);
+                rest = tail;
+            }
         }
-        while let Some((n, tail)) = rest
-            .strip_prefix('-')
-            .and_then(entry)
-            .filter(|_| dotted.is_none())
-        {
-            lanes.push(n as u64);
-            rest = tail;
-        }
-        // Its word, a number (a later release's words begin with a letter).
-        let (word, rest) = match rest
-            .strip_prefix('_')
-            .filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))
-        {
-            Some(after) => num(after)?,
-            None => (0, rest),
-        };
+        // Its word, a number (a later release's words begin with a letter):
+        // `_` then digits that are no number is left, and no word can take
+        // it, so the cursor is malformed all the same.
+        let (word, rest) = rest.strip_prefix('_').and_then(num).unwrap_or((0, rest));
         if lanes.len() > MAX_LANES {
             return None;
         }
@@ -118,22 +108,18 @@ impl Parts {
         }
     }
 
-    #[inline]
     pub fn counted(&self) -> &Option<Counted> {
         &self.counted
     }
 
-    #[inline]
     pub fn laned(&self) -> &Option<Laned> {
         &self.laned
     }
 
-    #[inline]
     pub fn placed(&self) -> Option<Placed> {
         self.placed
     }
 
-    #[inline]
     pub fn piece(&self) -> Option<u64> {
         self.piece
     }
@@ -169,12 +155,9 @@ impl Parts {
         // Words of a later release (led by a letter), each a saving this
         // one does without.
         for _ in 0..3 {
-            let lettered = rest
-                .strip_prefix('_')
-                .filter(|w| w.starts_with(|c: char| c.is_ascii_lowercase()));
-            match lettered.and_then(|w| word(w, 18, true)) {
-                Some((_, tail)) => rest = tail,
-                None => break,
+            match rest.strip_prefix('_').and_then(|w| word(w, 18, true)) {
+                Some((w, tail)) if w.starts_with(|c: char| c.is_ascii_lowercase()) => rest = tail,
+                _ => break,
             }
         }
         (rest.is_empty() && parts != Parts::default()).then_some(parts)
