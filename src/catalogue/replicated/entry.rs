@@ -26,7 +26,6 @@ impl Entry {
         Entry { place, status }
     }
 
-    #[inline]
     pub fn place(&self) -> Placed {
         self.place
     }
@@ -41,11 +40,8 @@ impl Entry {
         let t_ms = padded(parts.next()?, 13, 10)?;
         let id = padded(parts.next()?, 16, 10)? as i64;
         let status = PetStatus::parse(parts.next()?)?;
-        if parts.next().is_some() {
-            return None;
-        }
-        // Of 13 and 16 digits: a place a key names.
-        let place = Placed::new(t_ms, id)?;
+        // Of 13 and 16 digits: a place a key names; nothing after it.
+        let place = Placed::new(t_ms, id).filter(|_| parts.next().is_none())?;
         Some(Entry { place, status })
     }
 

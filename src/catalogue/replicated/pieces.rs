@@ -53,17 +53,14 @@ impl Piece {
         follows
     }
 
-    #[inline]
     pub fn start(&self) -> Placed {
         self.start
     }
 
-    #[inline]
     pub fn made_ms(&self) -> u64 {
         self.made_ms
     }
 
-    #[inline]
     pub fn entries(&self) -> &[Entry] {
         &self.entries
     }
@@ -89,10 +86,8 @@ impl Piece {
         let mut head = lines.next()?.strip_prefix(HEADER)?.split(' ');
         let mut next = || Some(number(head.next()?)? as u64);
         let (t_ms, id, made_ms) = (next()?, next()? as i64, next()?);
-        let start = match (t_ms, id) {
-            (0, 0) => Placed::default(),
-            _ => Placed::new(t_ms, id)?,
-        };
+        let list_start = (t_ms, id) == (0, 0);
+        let start = list_start.then(Placed::default).or(Placed::new(t_ms, id))?;
         let mut piece = Piece::new(start, made_ms);
         for line in head.chain(lines) {
             let entry = Entry::parse(line).filter(|e| e.in_list(list))?;
