@@ -63,10 +63,10 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         let keyed = key.map(|(key, lease)| Keyed::new(key, new.clone(), lease));
         let created = (|| {
             let word = Word::new(self.store, self.deployment)?;
-            let draw = replicated::Draw::new(&store);
-            let found = store.get_many(&word.with(draw.keys(keyed.as_ref())))?;
+            let drawn = replicated::draw(store.now_ms(), &store);
+            let found = store.get_many(&word.with(replicated::keys_at(drawn, keyed.as_ref())))?;
             let mark = word.found(&found)?.mark();
-            replicated::create(&store, (draw, found), new, keyed.as_ref(), mark)
+            replicated::create(&store, (drawn, found), new, keyed.as_ref(), mark)
         })();
         match keyed {
             Some(_) => created.map_err(Keyed::unavailable),

@@ -8,7 +8,7 @@ mod mend;
 mod pieces;
 
 pub(super) use create::RECORD;
-pub use create::{create, Draw};
+pub use create::{create, draw, keys_at};
 pub(super) use pieces::HEADER as PIECE;
 
 use super::created::{Clock, Page, Result};
