@@ -46,11 +46,10 @@ pub struct Reader<'s, S: KvStore> {
 
 impl<'s, S: KvStore> Reader<'s, S> {
     pub fn new(store: &'s S, batched: bool) -> Self {
-        let fetched = Fetched::default();
         Reader {
             store,
             batched,
-            fetched,
+            fetched: Fetched::default(),
         }
     }
 
