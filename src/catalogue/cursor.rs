@@ -2,8 +2,7 @@
 //! `l…` or `r…`, then up to 3 words a later 2.x release may add, ignored
 //! (docs/decisions.md, "Extending a mark or a cursor").
 
-use super::created::Result;
-use crate::model::{number, split_digits, Cursor};
+use crate::{catalogue::created::Result, model::number, model::split_digits, model::Cursor};
 
 pub use super::parts::{Counted, Laned, Placed, MAX_CARRIED, MAX_LANES};
 

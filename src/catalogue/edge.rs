@@ -3,16 +3,10 @@
 //! decides what it holds), then the replicated layout serves it.
 
 use super::created::{Clock, Created, Deployment, Keyed, Lease, Page, Result};
-use super::cursor::Parts;
-use super::keys::pet_key;
-use super::layout::Word;
-use super::listed::Listed;
-use super::record::PetRecord;
-use super::replicated;
+use super::{cursor::Parts, keys::pet_key, layout::Word, listed::Listed, record::PetRecord};
 use crate::model::{IdempotencyKey, ListQuery, NewPet};
-use crate::platform::Platform;
-use crate::retry::{Policy, Retrying};
 use crate::store::KvStore;
+use crate::{catalogue::replicated, platform::Platform, retry::Policy, retry::Retrying};
 
 pub struct Catalogue<'a, S: KvStore> {
     store: &'a S,

@@ -9,9 +9,7 @@
 //!
 //! The table is read by tests only: the component links none of it.
 
-use super::created::Keyed;
-use super::lanes::{Geometry, Heads};
-use super::{piece, record, replicated};
+use super::{created::Keyed, lanes::Geometry, lanes::Heads, piece, record, replicated};
 
 /// A row: the key (or `cursor`); the value's header (its module's const,
 /// empty: none) and its shape after the header, as the doc writes it; the

@@ -3,10 +3,8 @@
 
 use std::rc::Rc;
 
-use super::listed::Listed;
-use super::reader::BATCH_WRITES;
-use crate::model::{number, split_digits};
-use crate::store::KvStore;
+use super::{listed::Listed, reader::BATCH_WRITES};
+use crate::{model::number, model::split_digits, store::KvStore};
 
 /// An index piece's header: [`Piece`].
 pub(super) const HEADER: &str = "petstore-index-piece 2";

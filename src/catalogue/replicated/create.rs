@@ -3,14 +3,9 @@
 
 use super::entry::Entry;
 use crate::catalogue::created::{failed, Created, Keyed, Result};
-use crate::catalogue::cursor::Placed;
-use crate::catalogue::keys::pet_key;
-use crate::catalogue::reader::{found as found_in, Found};
 use crate::catalogue::record::{encode_pet, first_line, stamped, unreadable};
-use crate::errors::ApiError;
-use crate::model::{number, NewPet};
-use crate::retry::Retrying;
-use crate::store::KvStore;
+use crate::catalogue::{cursor::Placed, keys::pet_key, reader::found as found_in, reader::Found};
+use crate::{errors::ApiError, model::number, model::NewPet, retry::Retrying, store::KvStore};
 
 /// Ids are drawn in 1 … 2^53 − 1: exact in JavaScript clients.
 const ID_BITS: u32 = 53;

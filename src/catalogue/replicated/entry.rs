@@ -1,8 +1,7 @@
 //! The replicated layout's list entries, `ixr:{t}:{id}:{status}` (Unix ms,
 //! 13 digits; id, 16 digits): they sort as the lists do, by time then id.
 
-use crate::catalogue::cursor::Placed;
-use crate::model::{padded, ListName, PetStatus};
+use crate::{catalogue::cursor::Placed, model::padded, model::ListName, model::PetStatus};
 
 /// A pet's place in the lists and its status; a place its key can name
 /// (time 13 digits, id 1 to 16 digits).

@@ -3,15 +3,10 @@
 //! create wrote it, so a mend that meets the create's own late write, or
 //! another mend, writes the same bytes (docs/replicated-layout.md).
 
-use super::entry::Entry;
-use super::pieces::PIECES_WRITTEN;
-use crate::catalogue::created::Result;
-use crate::catalogue::cursor::Placed;
-use crate::catalogue::keys::pet_key;
-use crate::catalogue::reader::{found as found_in, BATCH_KEYS};
+use super::{entry::Entry, pieces::PIECES_WRITTEN};
 use crate::catalogue::record::{listed, stamp, stamped};
-use crate::model::number;
-use crate::store::KvStore;
+use crate::catalogue::{created::Result, cursor::Placed, keys::pet_key, reader::found as found_in};
+use crate::{catalogue::reader::BATCH_KEYS, model::number, store::KvStore};
 
 /// Writes the halves missing among `keys` (a `list-keys`) of creates made
 /// by `horizon`, 10 at most. Returns the store's entries, those written

@@ -12,14 +12,11 @@ pub use create::{create, draw, keys_at};
 pub(super) use pieces::HEADER as PIECE;
 
 use super::created::{Clock, Page, Result};
-use super::cursor::{Parts, Placed};
 use super::reader::{found as found_in, BATCH_KEYS};
-use super::record::listed;
-use crate::model::{ListName, ListQuery};
-use crate::store::KvStore;
-use create::LANDS_WITHIN_MS;
-use entry::Entry;
+use super::{cursor::Parts, cursor::Placed, record::listed};
+use crate::{model::ListName, model::ListQuery, store::KvStore};
 use pieces::{make, piece_key, Piece, PIECES_WRITTEN};
+use {create::LANDS_WITHIN_MS, entry::Entry};
 
 /// The replicated layout's mark in `ctr:id`: not a counter, so each build
 /// refuses the other's store.

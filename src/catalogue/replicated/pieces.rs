@@ -3,8 +3,7 @@
 //! (any maker makes it alike); the last is open, made again as time settles.
 
 use super::entry::Entry;
-use crate::catalogue::cursor::Placed;
-use crate::model::{number, ListName};
+use crate::{catalogue::cursor::Placed, model::number, model::ListName};
 
 /// Entries a full piece holds: some 45 B each, 9 KB a piece whatever the
 /// pets' sizes (an item holds 400 KB on DynamoDB, 1 MB on Akamai).
