@@ -32,10 +32,8 @@ pub fn sort_by_key<T>(items: &mut [T], key: impl Fn(&T) -> i64) {
 /// written: `{n}`), and where the rest begins.
 fn digits(text: &str, (at, end): (usize, usize), stop: char) -> Option<(i64, usize)> {
     let (n, rest) = split_digits(text.get(at..end)?);
-    Some((
-        number(n).filter(|_| rest.starts_with(stop))?,
-        at + n.len() + 1,
-    ))
+    let value = number(n).filter(|_| rest.starts_with(stop))?;
+    Some((value, at + n.len() + 1))
 }
 
 impl Piece {
