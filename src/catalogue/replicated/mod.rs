@@ -31,18 +31,15 @@ pub fn first_keys(list: ListName, parts: &Parts) -> Vec<String> {
 
 /// The keys of the piece hinted and the next, if one is.
 fn hinted(list: ListName, hint: Option<u64>) -> Vec<String> {
-    hint.map_or(Vec::new(), |n| {
-        vec![piece_key(list, n), piece_key(list, n + 1)]
-    })
+    let two = |n| vec![piece_key(list, n), piece_key(list, n + 1)];
+    hint.map_or(Vec::new(), two)
 }
 
 /// Where a page starts: `None` for the other build's cursor (its walk has
 /// ended here); else the piece hinted, if any.
 fn start(parts: &Parts) -> Option<Option<u64>> {
-    if parts.counted().is_some() || parts.laned().is_some() {
-        return None;
-    }
-    Some(parts.placed().map_or(Some(0), |_| parts.piece()))
+    let ours = parts.counted().is_none() && parts.laned().is_none();
+    ours.then(|| parts.placed().map_or(Some(0), |_| parts.piece()))
 }
 
 /// A page of what has settled by the horizon (`settle`: the delays of
@@ -112,10 +109,8 @@ pub fn page<S: KvStore>(
                 .map(|(piece, k)| (piece_key(list, k), piece.encode()))
                 .collect();
             if let Err(e) = store.set_many(&writes) {
-                notes.push(format!(
-                    "index pieces from {} not written ({e})",
-                    writes[0].0
-                ));
+                let first = &writes[0].0;
+                notes.push(format!("index pieces from {first} not written ({e})"));
             }
             pieces.truncate(i);
         }
