@@ -29,10 +29,8 @@ fn num(text: &str) -> Option<(i64, &str)> {
 
 /// A word of `0-9 a-z`, 1 to `most` long, not led by `0` unless `lead`.
 fn word(text: &str, most: usize, lead: bool) -> Option<(&str, &str)> {
-    let len = text
-        .bytes()
-        .take_while(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
-    let len = len.count();
+    let alphabet = |b: &u8| b.is_ascii_digit() || b.is_ascii_lowercase();
+    let len = text.bytes().take_while(alphabet).count();
     let ok = (1..=most).contains(&len) && (lead || !text.starts_with('0'));
     ok.then(|| text.split_at(len))
 }
@@ -179,10 +177,8 @@ impl Parts {
             let dot = lanes.iter().all(|n| n - base < 36);
             let each = |n: &u64| if dot { base36(n - base) } else { n.to_string() };
             let each: Vec<String> = lanes.iter().map(each).collect();
-            text += &match dot {
-                true => format!("l{base}.{}", each.concat()),
-                false => format!("l{}", each.join("-")),
-            };
+            let head = if dot { format!("{base}.") } else { "".into() };
+            text += &format!("l{head}{}", each.join(if dot { "" } else { "-" }));
             if word > 0 {
                 text += &format!("_{word}");
             }
