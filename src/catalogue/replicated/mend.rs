@@ -21,18 +21,16 @@ pub fn mend<S: KvStore>(store: &S, keys: &[String], horizon: u64) -> Result<(Vec
             None => pets.extend(id(key)),
         }
     }
-    let (mut found, mut listed_ids) = (Ids::new(pets.len()), Ids::new(entries.len()));
+    let (mut found, mut indexed) = (Ids::new(pets.len()), Ids::new(entries.len()));
     pets.iter().for_each(|id| found.insert(*id));
-    entries
-        .iter()
-        .for_each(|e| listed_ids.insert(e.place().id()));
+    entries.iter().for_each(|e| indexed.insert(e.place().id()));
     let mut reads = Vec::new();
     let petless = |e: &&Entry| e.place().t_ms() <= horizon && !found.has(e.place().id());
     entries
         .iter()
         .filter(petless)
         .for_each(|e| reads.push(e.key()));
-    let lone = |id: &&i64| !listed_ids.has(**id);
+    let lone = |id: &&i64| !indexed.has(**id);
     pets.iter()
         .filter(lone)
         .for_each(|id| reads.push(pet_key(*id)));
