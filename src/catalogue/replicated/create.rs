@@ -77,10 +77,8 @@ pub fn create<S: KvStore>(
         // The record names its time: a page mends a half from either key.
         let mut writes = vec![(key, stamped(t_ms, &json)), (entry.key(), json.clone())];
         if let Some(keyed) = keyed {
-            writes.push((
-                keyed.record_key().to_string(),
-                [format!("{RECORD}{id}\n").as_bytes(), &json].concat(),
-            ));
+            let record = [format!("{RECORD}{id}\n").as_bytes(), &json].concat();
+            writes.push((keyed.record_key().to_string(), record));
         }
         writes.extend(mark.take());
         store.set_many(&writes)?;
