@@ -74,10 +74,8 @@ impl Piece {
         let b = &text.as_bytes()[..end];
         let (position, at) = digits(text, (line, end), ' ')?;
         let (id, json) = digits(text, (at, end), ' ')?;
-        let after = b
-            .get(json..)?
-            .strip_prefix(br#"{"id":"#)?
-            .strip_prefix(&b[at..json - 1])?;
+        let after = b.get(json..)?.strip_prefix(br#"{"id":"#)?;
+        let after = after.strip_prefix(&b[at..json - 1])?;
         (after.starts_with(b",") && b.ends_with(b"}"))
             .then(|| (position, Listed::shared(id, text, json..end)))
     }

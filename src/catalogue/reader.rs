@@ -76,8 +76,7 @@ impl<'s, S: KvStore> Reader<'s, S> {
         }
         let value = self.store.get(key)?;
         if !self.batched {
-            let kept = Some(value.clone());
-            self.fetched.0.insert(key.to_string(), kept);
+            self.fetched.0.insert(key.to_string(), Some(value.clone()));
         }
         Ok(value)
     }
