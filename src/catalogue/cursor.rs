@@ -89,10 +89,7 @@ impl Laned {
         // `_` then digits that are no number is left, and no word can take
         // it, so the cursor is malformed all the same.
         let (word, rest) = rest.strip_prefix('_').and_then(num).unwrap_or((0, rest));
-        if lanes.len() > MAX_LANES {
-            return None;
-        }
-        Some((Laned::new(lanes, word as u64), rest))
+        (lanes.len() <= MAX_LANES).then(|| (Laned::new(lanes, word as u64), rest))
     }
 }
 
@@ -135,10 +132,9 @@ impl Parts {
             (parts.placed, rest) = (Some(Placed::new(t_ms as u64, id)?), after);
             // `_p<n>` right after it, strictly; `_p` then a letter is a
             // later release's word.
-            let digit = |w: &&str| w.starts_with(|c: char| c.is_ascii_digit());
-            if let Some(after) = rest.strip_prefix("_p").filter(digit) {
-                let (n, after) = num(after)?;
-                (parts.piece, rest) = (Some(n as u64), after);
+            let (n, after) = split_digits(rest.strip_prefix("_p").unwrap_or(""));
+            if !n.is_empty() {
+                (parts.piece, rest) = (Some(number(n)? as u64), after);
             }
         }
         if let Some(after) = rest.strip_prefix('c').filter(|_| parts.placed.is_none()) {
