@@ -2,8 +2,7 @@
 //! `l…` or `r…`, then up to 3 words a later 2.x release may add, ignored
 //! (docs/decisions.md, "Extending a mark or a cursor").
 
-use super::created::Result;
-use crate::model::{number, split_digits, Cursor};
+use crate::{catalogue::created::Result, model::number, model::split_digits, model::Cursor};
 
 pub use super::parts::{Counted, Laned, Placed, MAX_CARRIED, MAX_LANES};
 
@@ -30,10 +29,8 @@ fn num(text: &str) -> Option<(i64, &str)> {
 
 /// A word of `0-9 a-z`, 1 to `most` long, not led by `0` unless `lead`.
 fn word(text: &str, most: usize, lead: bool) -> Option<(&str, &str)> {
-    let len = text
-        .bytes()
-        .take_while(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
-    let len = len.count();
+    let alphabet = |b: &u8| b.is_ascii_digit() || b.is_ascii_lowercase();
+    let len = text.bytes().take_while(alphabet).count();
     let ok = (1..=most).contains(&len) && (lead || !text.starts_with('0'));
     ok.then(|| text.split_at(len))
 }
@@ -78,34 +75,21 @@ impl Laned {
         let entry = |text| num(text).filter(|(n, _)| *n <= MAX_ENTRY);
         let (first, mut rest) = entry(text)?;
         let mut lanes = vec![first as u64];
-        let dotted = rest
-            .strip_prefix('.')
-            .map(|digits| word(digits, MAX_LANES, true));
-        if let Some(dotted) = dotted {
-            let (digits, tail) = dotted?;
+        if let Some(digits) = rest.strip_prefix('.') {
+            let (digits, tail) = word(digits, MAX_LANES, true)?;
             let digit = |c: char| first as u64 + u64::from(c.to_digit(36).unwrap_or(0));
             (lanes, rest) = (digits.chars().map(digit).collect(), tail);
+        } else {
+            while let Some((n, tail)) = rest.strip_prefix('-').and_then(entry) {
+                lanes.push(n as u64);
+                rest = tail;
+            }
         }
-        while let Some((n, tail)) = rest
-            .strip_prefix('-')
-            .and_then(entry)
-            .filter(|_| dotted.is_none())
-        {
-            lanes.push(n as u64);
-            rest = tail;
-        }
-        // Its word, a number (a later release's words begin with a letter).
-        let (word, rest) = match rest
-            .strip_prefix('_')
-            .filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))
-        {
-            Some(after) => num(after)?,
-            None => (0, rest),
-        };
-        if lanes.len() > MAX_LANES {
-            return None;
-        }
-        Some((Laned::new(lanes, word as u64), rest))
+        // Its word, a number (a later release's words begin with a letter):
+        // `_` then digits that are no number is left, and no word can take
+        // it, so the cursor is malformed all the same.
+        let (word, rest) = rest.strip_prefix('_').and_then(num).unwrap_or((0, rest));
+        (lanes.len() <= MAX_LANES).then(|| (Laned::new(lanes, word as u64), rest))
     }
 }
 
@@ -118,22 +102,18 @@ impl Parts {
         }
     }
 
-    #[inline]
     pub fn counted(&self) -> &Option<Counted> {
         &self.counted
     }
 
-    #[inline]
     pub fn laned(&self) -> &Option<Laned> {
         &self.laned
     }
 
-    #[inline]
     pub fn placed(&self) -> Option<Placed> {
         self.placed
     }
 
-    #[inline]
     pub fn piece(&self) -> Option<u64> {
         self.piece
     }
@@ -152,10 +132,9 @@ impl Parts {
             (parts.placed, rest) = (Some(Placed::new(t_ms as u64, id)?), after);
             // `_p<n>` right after it, strictly; `_p` then a letter is a
             // later release's word.
-            let digit = |w: &&str| w.starts_with(|c: char| c.is_ascii_digit());
-            if let Some(after) = rest.strip_prefix("_p").filter(digit) {
-                let (n, after) = num(after)?;
-                (parts.piece, rest) = (Some(n as u64), after);
+            let (n, after) = split_digits(rest.strip_prefix("_p").unwrap_or(""));
+            if !n.is_empty() {
+                (parts.piece, rest) = (Some(number(n)? as u64), after);
             }
         }
         if let Some(after) = rest.strip_prefix('c').filter(|_| parts.placed.is_none()) {
@@ -169,12 +148,9 @@ impl Parts {
         // Words of a later release (led by a letter), each a saving this
         // one does without.
         for _ in 0..3 {
-            let lettered = rest
-                .strip_prefix('_')
-                .filter(|w| w.starts_with(|c: char| c.is_ascii_lowercase()));
-            match lettered.and_then(|w| word(w, 18, true)) {
-                Some((_, tail)) => rest = tail,
-                None => break,
+            match rest.strip_prefix('_').and_then(|w| word(w, 18, true)) {
+                Some((w, tail)) if w.starts_with(|c: char| c.is_ascii_lowercase()) => rest = tail,
+                _ => break,
             }
         }
         (rest.is_empty() && parts != Parts::default()).then_some(parts)
@@ -197,10 +173,8 @@ impl Parts {
             let dot = lanes.iter().all(|n| n - base < 36);
             let each = |n: &u64| if dot { base36(n - base) } else { n.to_string() };
             let each: Vec<String> = lanes.iter().map(each).collect();
-            text += &match dot {
-                true => format!("l{base}.{}", each.concat()),
-                false => format!("l{}", each.join("-")),
-            };
+            let head = if dot { format!("{base}.") } else { "".into() };
+            text += &format!("l{head}{}", each.join(if dot { "" } else { "-" }));
             if word > 0 {
                 text += &format!("_{word}");
             }

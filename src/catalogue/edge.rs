@@ -3,16 +3,10 @@
 //! decides what it holds), then the replicated layout serves it.
 
 use super::created::{Clock, Created, Deployment, Keyed, Lease, Page, Result};
-use super::cursor::Parts;
-use super::keys::pet_key;
-use super::layout::Word;
-use super::listed::Listed;
-use super::record::PetRecord;
-use super::replicated;
+use super::{cursor::Parts, keys::pet_key, layout::Word, listed::Listed, record::PetRecord};
 use crate::model::{IdempotencyKey, ListQuery, NewPet};
-use crate::platform::Platform;
-use crate::retry::{Policy, Retrying};
 use crate::store::KvStore;
+use crate::{catalogue::replicated, platform::Platform, retry::Policy, retry::Retrying};
 
 pub struct Catalogue<'a, S: KvStore> {
     store: &'a S,
@@ -63,10 +57,10 @@ impl<'a, S: KvStore + 'a> Catalogue<'a, S> {
         let keyed = key.map(|(key, lease)| Keyed::new(key, new.clone(), lease));
         let created = (|| {
             let word = Word::new(self.store, self.deployment)?;
-            let draw = replicated::Draw::new(&store);
-            let found = store.get_many(&word.with(draw.keys(keyed.as_ref())))?;
+            let drawn = replicated::draw(store.now_ms(), &store);
+            let found = store.get_many(&word.with(replicated::keys_at(drawn, keyed.as_ref())))?;
             let mark = word.found(&found)?.mark();
-            replicated::create(&store, (draw, found), new, keyed.as_ref(), mark)
+            replicated::create(&store, (drawn, found), new, keyed.as_ref(), mark)
         })();
         match keyed {
             Some(_) => created.map_err(Keyed::unavailable),

@@ -1,8 +1,7 @@
 //! A pet as a list holds it: its id and its JSON, a span of the piece it
 //! was read from, served without decoding it; a clone copies no text.
 
-use std::ops::Range;
-use std::rc::Rc;
+use std::{ops::Range, rc::Rc};
 
 use crate::model::{number, split_digits, PetStatus};
 

@@ -31,12 +31,10 @@ mod refusal;
 #[cfg_attr(not(feature = "edge"), allow(dead_code, unused_imports))]
 mod replicated;
 
-pub use backend::KvBackend;
 pub use created::{Clock, Created, Deployment, Keyed, LayoutName, Lease, Page, CATALOGUE_LAYOUT};
-pub use keys::{decode_counter, PIECE_LEN};
-pub use layout::BUILT;
 pub use listed::{pets_body, Listed};
 pub use record::{encode_pet, PetRecord, COMMIT_WITHIN_MS, SEAL_AFTER_MS};
+pub use {backend::KvBackend, keys::decode_counter, keys::PIECE_LEN, layout::BUILT};
 
 /// This build's catalogue: the edge build imports no atomics.
 #[cfg(not(feature = "edge"))]

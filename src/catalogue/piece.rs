@@ -3,10 +3,8 @@
 
 use std::rc::Rc;
 
-use super::listed::Listed;
-use super::reader::BATCH_WRITES;
-use crate::model::{number, split_digits};
-use crate::store::KvStore;
+use super::{listed::Listed, reader::BATCH_WRITES};
+use crate::{model::number, model::split_digits, store::KvStore};
 
 /// An index piece's header: [`Piece`].
 pub(super) const HEADER: &str = "petstore-index-piece 2";
@@ -34,10 +32,8 @@ pub fn sort_by_key<T>(items: &mut [T], key: impl Fn(&T) -> i64) {
 /// written: `{n}`), and where the rest begins.
 fn digits(text: &str, (at, end): (usize, usize), stop: char) -> Option<(i64, usize)> {
     let (n, rest) = split_digits(text.get(at..end)?);
-    Some((
-        number(n).filter(|_| rest.starts_with(stop))?,
-        at + n.len() + 1,
-    ))
+    let value = number(n).filter(|_| rest.starts_with(stop))?;
+    Some((value, at + n.len() + 1))
 }
 
 impl Piece {
@@ -67,10 +63,9 @@ impl Piece {
             entries.push(entry.flatten().ok_or_else(bad)?);
             at = end;
         }
+        // Sorted and distinct, as written or not.
         let mut piece = Piece { entries };
-        if !piece.entries.windows(2).all(|w| w[0].0 < w[1].0) {
-            piece.add(Vec::new());
-        }
+        piece.add(Vec::new());
         Ok(piece)
     }
 
@@ -79,10 +74,8 @@ impl Piece {
         let b = &text.as_bytes()[..end];
         let (position, at) = digits(text, (line, end), ' ')?;
         let (id, json) = digits(text, (at, end), ' ')?;
-        let after = b
-            .get(json..)?
-            .strip_prefix(br#"{"id":"#)?
-            .strip_prefix(&b[at..json - 1])?;
+        let after = b.get(json..)?.strip_prefix(br#"{"id":"#)?;
+        let after = after.strip_prefix(&b[at..json - 1])?;
         (after.starts_with(b",") && b.ends_with(b"}"))
             .then(|| (position, Listed::shared(id, text, json..end)))
     }

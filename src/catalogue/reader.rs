@@ -46,11 +46,10 @@ pub struct Reader<'s, S: KvStore> {
 
 impl<'s, S: KvStore> Reader<'s, S> {
     pub fn new(store: &'s S, batched: bool) -> Self {
-        let fetched = Fetched::default();
         Reader {
             store,
             batched,
-            fetched,
+            fetched: Fetched::default(),
         }
     }
 
@@ -77,8 +76,7 @@ impl<'s, S: KvStore> Reader<'s, S> {
         }
         let value = self.store.get(key)?;
         if !self.batched {
-            let kept = Some(value.clone());
-            self.fetched.0.insert(key.to_string(), kept);
+            self.fetched.0.insert(key.to_string(), Some(value.clone()));
         }
         Ok(value)
     }

@@ -3,14 +3,9 @@
 
 use super::entry::Entry;
 use crate::catalogue::created::{failed, Created, Keyed, Result};
-use crate::catalogue::cursor::Placed;
-use crate::catalogue::keys::pet_key;
-use crate::catalogue::reader::{found as found_in, Found};
 use crate::catalogue::record::{encode_pet, first_line, stamped, unreadable};
-use crate::errors::ApiError;
-use crate::model::{number, NewPet};
-use crate::retry::Retrying;
-use crate::store::KvStore;
+use crate::catalogue::{cursor::Placed, keys::pet_key, reader::found as found_in, reader::Found};
+use crate::{errors::ApiError, model::number, model::NewPet, retry::Retrying, store::KvStore};
 
 /// Ids are drawn in 1 … 2^53 − 1: exact in JavaScript clients.
 const ID_BITS: u32 = 53;
@@ -22,31 +17,21 @@ pub const LANDS_WITHIN_MS: u64 = 1_000;
 /// A keyed create's record: `petstore-replicated-key 1 <id>\n<json>`.
 pub(crate) const RECORD: &str = "petstore-replicated-key 1 ";
 
-/// The create's place in the lists: its time, and an id drawn at random,
-/// whose keys (its `pet:`, the key's record) its create reads first.
-pub struct Draw {
-    place: Placed,
+/// The create's place in the lists: its time (the store's clock), and an
+/// id drawn at random.
+pub fn draw<S: KvStore>(t_ms: u64, store: &Retrying<'_, S>) -> Placed {
+    let random = store.random();
+    let id = (u64::from_le_bytes(random[..8].try_into().unwrap_or_default()) >> (64 - ID_BITS))
+        .max(1) as i64;
+    // At least 1: a pet's place, always.
+    Placed::new(t_ms, id).unwrap_or_default()
 }
 
-impl Draw {
-    pub fn new<S: KvStore>(store: &Retrying<'_, S>) -> Draw {
-        Draw::at(store.now_ms(), store)
-    }
-
-    fn at<S: KvStore>(t_ms: u64, store: &Retrying<'_, S>) -> Draw {
-        let random = store.random();
-        let id = (u64::from_le_bytes(random[..8].try_into().unwrap_or_default()) >> (64 - ID_BITS))
-            .max(1) as i64;
-        // At least 1: a pet's place, always.
-        let place = Placed::new(t_ms, id).unwrap_or_default();
-        Draw { place }
-    }
-
-    pub fn keys(&self, keyed: Option<&Keyed>) -> Vec<String> {
-        let mut keys = vec![pet_key(self.place.id())];
-        keys.extend(keyed.map(|k| k.record_key().to_string()));
-        keys
-    }
+/// The keys a create at `drawn` reads first: its `pet:`, the key's record.
+pub fn keys_at(drawn: Placed, keyed: Option<&Keyed>) -> Vec<String> {
+    let mut keys = vec![pet_key(drawn.id())];
+    keys.extend(keyed.map(|k| k.record_key().to_string()));
+    keys
 }
 
 /// From the first `get-many` (the drawn id's `pet:`, the key's record, with
@@ -58,18 +43,18 @@ impl Draw {
 /// or the quota, never a race.
 pub fn create<S: KvStore>(
     store: &Retrying<'_, S>,
-    (mut draw, mut found): (Draw, Found),
+    (mut drawn, mut found): (Placed, Found),
     new: NewPet,
     keyed: Option<&Keyed>,
     mut mark: Option<(String, Vec<u8>)>,
 ) -> Result<Created> {
-    let t_ms = draw.place.t_ms();
+    let t_ms = drawn.t_ms();
     for tries in 1..=DRAWS {
         if tries > 1 {
-            draw = Draw::at(t_ms, store);
-            found = store.get_many(&draw.keys(keyed))?;
+            drawn = draw(t_ms, store);
+            found = store.get_many(&keys_at(drawn, keyed))?;
         }
-        let (id, key) = (draw.place.id(), pet_key(draw.place.id()));
+        let (id, key) = (drawn.id(), pet_key(drawn.id()));
         let value = |k: &str| found_in(&found, k);
         if let Some((keyed, bytes)) = keyed.and_then(|k| Some((k, value(k.record_key())?))) {
             let (id, body) = record(bytes).ok_or_else(|| unreadable(keyed.record_key()))?;
@@ -88,14 +73,12 @@ pub fn create<S: KvStore>(
         }
         let pet = new.into_pet(id);
         let json = encode_pet(&pet)?;
-        let entry = Entry::created(draw.place, pet.status);
+        let entry = Entry::created(drawn, pet.status);
         // The record names its time: a page mends a half from either key.
         let mut writes = vec![(key, stamped(t_ms, &json)), (entry.key(), json.clone())];
         if let Some(keyed) = keyed {
-            writes.push((
-                keyed.record_key().to_string(),
-                [format!("{RECORD}{id}\n").as_bytes(), &json].concat(),
-            ));
+            let record = [format!("{RECORD}{id}\n").as_bytes(), &json].concat();
+            writes.push((keyed.record_key().to_string(), record));
         }
         writes.extend(mark.take());
         store.set_many(&writes)?;

@@ -1,8 +1,7 @@
 //! The replicated layout's list entries, `ixr:{t}:{id}:{status}` (Unix ms,
 //! 13 digits; id, 16 digits): they sort as the lists do, by time then id.
 
-use crate::catalogue::cursor::Placed;
-use crate::model::{padded, ListName, PetStatus};
+use crate::{catalogue::cursor::Placed, model::padded, model::ListName, model::PetStatus};
 
 /// A pet's place in the lists and its status; a place its key can name
 /// (time 13 digits, id 1 to 16 digits).
@@ -26,7 +25,6 @@ impl Entry {
         Entry { place, status }
     }
 
-    #[inline]
     pub fn place(&self) -> Placed {
         self.place
     }
@@ -41,11 +39,8 @@ impl Entry {
         let t_ms = padded(parts.next()?, 13, 10)?;
         let id = padded(parts.next()?, 16, 10)? as i64;
         let status = PetStatus::parse(parts.next()?)?;
-        if parts.next().is_some() {
-            return None;
-        }
-        // Of 13 and 16 digits: a place a key names.
-        let place = Placed::new(t_ms, id)?;
+        // Of 13 and 16 digits: a place a key names; nothing after it.
+        let place = Placed::new(t_ms, id).filter(|_| parts.next().is_none())?;
         Some(Entry { place, status })
     }
 

@@ -3,15 +3,10 @@
 //! create wrote it, so a mend that meets the create's own late write, or
 //! another mend, writes the same bytes (docs/replicated-layout.md).
 
-use super::entry::Entry;
-use super::pieces::PIECES_WRITTEN;
-use crate::catalogue::created::Result;
-use crate::catalogue::cursor::Placed;
-use crate::catalogue::keys::pet_key;
-use crate::catalogue::reader::{found as found_in, BATCH_KEYS};
+use super::{entry::Entry, pieces::PIECES_WRITTEN};
 use crate::catalogue::record::{listed, stamp, stamped};
-use crate::model::number;
-use crate::store::KvStore;
+use crate::catalogue::{created::Result, cursor::Placed, keys::pet_key, reader::found as found_in};
+use crate::{catalogue::reader::BATCH_KEYS, model::number, store::KvStore};
 
 /// Writes the halves missing among `keys` (a `list-keys`) of creates made
 /// by `horizon`, 10 at most. Returns the store's entries, those written
@@ -26,18 +21,16 @@ pub fn mend<S: KvStore>(store: &S, keys: &[String], horizon: u64) -> Result<(Vec
             None => pets.extend(id(key)),
         }
     }
-    let (mut found, mut listed_ids) = (Ids::new(pets.len()), Ids::new(entries.len()));
+    let (mut found, mut indexed) = (Ids::new(pets.len()), Ids::new(entries.len()));
     pets.iter().for_each(|id| found.insert(*id));
-    entries
-        .iter()
-        .for_each(|e| listed_ids.insert(e.place().id()));
+    entries.iter().for_each(|e| indexed.insert(e.place().id()));
     let mut reads = Vec::new();
     let petless = |e: &&Entry| e.place().t_ms() <= horizon && !found.has(e.place().id());
     entries
         .iter()
         .filter(petless)
         .for_each(|e| reads.push(e.key()));
-    let lone = |id: &&i64| !listed_ids.has(**id);
+    let lone = |id: &&i64| !indexed.has(**id);
     pets.iter()
         .filter(lone)
         .for_each(|id| reads.push(pet_key(*id)));

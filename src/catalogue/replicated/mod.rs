@@ -8,18 +8,15 @@ mod mend;
 mod pieces;
 
 pub(super) use create::RECORD;
-pub use create::{create, Draw};
+pub use create::{create, draw, keys_at};
 pub(super) use pieces::HEADER as PIECE;
 
 use super::created::{Clock, Page, Result};
-use super::cursor::{Parts, Placed};
 use super::reader::{found as found_in, BATCH_KEYS};
-use super::record::listed;
-use crate::model::{ListName, ListQuery};
-use crate::store::KvStore;
-use create::LANDS_WITHIN_MS;
-use entry::Entry;
+use super::{cursor::Parts, cursor::Placed, record::listed};
+use crate::{model::ListName, model::ListQuery, store::KvStore};
 use pieces::{make, piece_key, Piece, PIECES_WRITTEN};
+use {create::LANDS_WITHIN_MS, entry::Entry};
 
 /// The replicated layout's mark in `ctr:id`: not a counter, so each build
 /// refuses the other's store.
@@ -34,18 +31,15 @@ pub fn first_keys(list: ListName, parts: &Parts) -> Vec<String> {
 
 /// The keys of the piece hinted and the next, if one is.
 fn hinted(list: ListName, hint: Option<u64>) -> Vec<String> {
-    hint.map_or(Vec::new(), |n| {
-        vec![piece_key(list, n), piece_key(list, n + 1)]
-    })
+    let two = |n| vec![piece_key(list, n), piece_key(list, n + 1)];
+    hint.map_or(Vec::new(), two)
 }
 
 /// Where a page starts: `None` for the other build's cursor (its walk has
 /// ended here); else the piece hinted, if any.
 fn start(parts: &Parts) -> Option<Option<u64>> {
-    if parts.counted().is_some() || parts.laned().is_some() {
-        return None;
-    }
-    Some(parts.placed().map_or(Some(0), |_| parts.piece()))
+    let ours = parts.counted().is_none() && parts.laned().is_none();
+    ours.then(|| parts.placed().map_or(Some(0), |_| parts.piece()))
 }
 
 /// A page of what has settled by the horizon (`settle`: the delays of
@@ -115,10 +109,8 @@ pub fn page<S: KvStore>(
                 .map(|(piece, k)| (piece_key(list, k), piece.encode()))
                 .collect();
             if let Err(e) = store.set_many(&writes) {
-                notes.push(format!(
-                    "index pieces from {} not written ({e})",
-                    writes[0].0
-                ));
+                let first = &writes[0].0;
+                notes.push(format!("index pieces from {first} not written ({e})"));
             }
             pieces.truncate(i);
         }

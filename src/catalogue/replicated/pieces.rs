@@ -3,8 +3,7 @@
 //! (any maker makes it alike); the last is open, made again as time settles.
 
 use super::entry::Entry;
-use crate::catalogue::cursor::Placed;
-use crate::model::{number, ListName};
+use crate::{catalogue::cursor::Placed, model::number, model::ListName};
 
 /// Entries a full piece holds: some 45 B each, 9 KB a piece whatever the
 /// pets' sizes (an item holds 400 KB on DynamoDB, 1 MB on Akamai).
@@ -53,17 +52,14 @@ impl Piece {
         follows
     }
 
-    #[inline]
     pub fn start(&self) -> Placed {
         self.start
     }
 
-    #[inline]
     pub fn made_ms(&self) -> u64 {
         self.made_ms
     }
 
-    #[inline]
     pub fn entries(&self) -> &[Entry] {
         &self.entries
     }
@@ -89,10 +85,8 @@ impl Piece {
         let mut head = lines.next()?.strip_prefix(HEADER)?.split(' ');
         let mut next = || Some(number(head.next()?)? as u64);
         let (t_ms, id, made_ms) = (next()?, next()? as i64, next()?);
-        let start = match (t_ms, id) {
-            (0, 0) => Placed::default(),
-            _ => Placed::new(t_ms, id)?,
-        };
+        let list_start = (t_ms, id) == (0, 0);
+        let start = list_start.then(Placed::default).or(Placed::new(t_ms, id))?;
         let mut piece = Piece::new(start, made_ms);
         for line in head.chain(lines) {
             let entry = Entry::parse(line).filter(|e| e.in_list(list))?;
