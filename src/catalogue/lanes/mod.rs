@@ -21,8 +21,9 @@ use crate::catalogue::{
 };
 use crate::{model::ListName, store::KvStore};
 
-/// A page planned once: where it begins, how it reads (blocks alone; the
-/// rounds its cursor says are stored; or the heads), its first keys.
+/// A page's plan, from the mark and the cursor alone: where it begins,
+/// how it reads (blocks alone; the rounds its cursor says are stored; or
+/// the heads), its first keys.
 pub struct Plan {
     of: (ListName, usize),
     /// What each lane listed (a cursor of another width is read for the
