@@ -131,7 +131,7 @@ impl Parts {
             let (id, after) = num(after.strip_prefix('.')?)?;
             (parts.placed, rest) = (Some(Placed::new(t_ms as u64, id)?), after);
             // `_p<n>` right after it, strictly; `_p` then a letter is a
-            // later release's word.
+            // later release's word. No `_p` reads no digits: no piece.
             let (n, after) = split_digits(rest.strip_prefix("_p").unwrap_or(""));
             if !n.is_empty() {
                 (parts.piece, rest) = (Some(number(n)? as u64), after);

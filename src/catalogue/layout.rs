@@ -271,6 +271,7 @@ impl<'a, S: KvStore> Word<'a, S> {
                 Ok(id) => return Ok(Taken::new(id, started_ms)),
                 Err(e) => e,
             };
+            // `ctr:id` read once, where the failure may be its value: lanes are refused.
             let look = !looked && !shows_dynamodb(&e) && !shows_sqlite_locked(&e);
             let word = look.then(|| store.inner().get(ID_COUNTER).ok()).flatten();
             looked |= word.is_some();

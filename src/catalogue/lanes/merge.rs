@@ -146,6 +146,7 @@ impl Merge {
                 let Some(id) = self.id_of(lane, self.next[lane]) else {
                     return true;
                 };
+                // The least next id; on a tie the lane met first keeps it.
                 best = best.filter(|(b, _)| *b <= id).or(Some((id, lane)));
             }
             let Some((_, lane)) = best else {

@@ -149,6 +149,7 @@ fn held(g: &Geometry, plan: &Plan, found: &Fetched) -> Option<(Part, u64)> {
         let range = piece.range(first, first + limit as i64 - 1);
         pets.extend(range.iter().map(|(_, pet)| pet.clone()));
     }
+    // Short of a full page, the blocks do not hold it: the walk reads it.
     (pets.len() == limit).then_some(())?;
     let rounds = (whole.max(limit) / g.width()) as u64;
     let word = list.status().map_or(rounds, |_| 2);
