@@ -13,17 +13,23 @@
 mod cases;
 mod faults;
 mod found;
+mod invariants;
 mod pairs;
 mod schedules;
 mod world;
 
-use cases::{kinds_from, states, LAYOUTS};
+use cases::{kinds_from, states, steps_from, LAYOUTS};
 use world::Layout;
 
-/// Says what a test explored: on stderr, and in `target/explorer/{test}.txt`,
-/// which `scripts/test` prints (a passing test's output is not shown).
-fn report(test: &str, lines: &[String]) {
-    let text = lines.join("\n") + "\n";
+/// Says what a test explored, and in how long: on stderr, and in
+/// `target/explorer/{test}.txt`, which `scripts/test` prints (a passing
+/// test's output is not shown).
+fn report(test: &str, lines: &[String], began: std::time::Instant) {
+    let took = format!(
+        "explorer: {test} took {:.0} s",
+        began.elapsed().as_secs_f64()
+    );
+    let text = lines.join("\n") + "\n" + &took + "\n";
     eprint!("{text}");
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/explorer");
     if std::fs::create_dir_all(&dir).is_ok() {
@@ -34,13 +40,15 @@ fn report(test: &str, lines: &[String]) {
 }
 
 /// Every ordered pair of kinds, exhaustively with one preemption, from
-/// every state of `layout`; the schedules run.
+/// every state of `layout`, the second also a step of time or of
+/// replication; the schedules run.
 fn pairs_on(layout: Layout) -> usize {
-    let mut runs = 0;
+    let (mut runs, began) = (0, std::time::Instant::now());
     for state in states(&layout) {
         let base = cases::world(layout, state);
+        let seconds = [kinds_from(&layout, state), steps_from(&layout, state)].concat();
         for first in kinds_from(&layout, state) {
-            for second in kinds_from(&layout, state) {
+            for &second in &seconds {
                 runs += pairs::explore(&base, layout, state, first, second);
             }
         }
@@ -48,9 +56,10 @@ fn pairs_on(layout: Layout) -> usize {
     report(
         &format!("pairs-{}", layout.name.replace(' ', "-")),
         &[format!(
-            "explorer: {runs:>6} schedules of 2 requests (every point, one preemption) on {}",
+            "explorer: {runs:>6} schedules of 2 requests or a request and a step (every point, one preemption) on {}",
             layout.name
         )],
+        began,
     );
     runs
 }
@@ -110,7 +119,7 @@ const SCHEDULES: usize = 3500;
 
 #[test]
 fn schedules_on_every_layout() {
-    let mut lines = Vec::new();
+    let (mut lines, began) = (Vec::new(), std::time::Instant::now());
     for (n, layout) in LAYOUTS.into_iter().enumerate() {
         let runs = schedules::explore(layout, SCHEDULES, n as u64 + 1);
         lines.push(format!(
@@ -118,18 +127,18 @@ fn schedules_on_every_layout() {
             layout.name
         ));
     }
-    report("schedules", &lines);
+    report("schedules", &lines, began);
 }
 
 #[test]
-fn a_fault_at_every_call_of_one_request() {
-    let mut lines = Vec::new();
+fn faults_at_the_calls_of_one_request() {
+    let (mut lines, began) = (Vec::new(), std::time::Instant::now());
     for layout in LAYOUTS {
         let runs = faults::explore(layout);
         lines.push(format!(
-            "explorer: {runs:>6} runs of 1 request, a fault at each of its calls, on {}",
-            layout.name
+            "explorer: {:>6} runs of 1 request, a fault at each of its calls, and {:>6} with two, on {}",
+            runs.one, runs.two, layout.name
         ));
     }
-    report("faults", &lines);
+    report("faults", &lines, began);
 }

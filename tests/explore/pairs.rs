@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use petstore_testkit::explore::Fault;
-use petstore_testkit::model::Violation;
 
 use crate::cases::{self, finish, Kind, State};
 use crate::world::{Layout, World};
@@ -29,7 +28,7 @@ pub struct Schedule {
 /// reached point `at`), and what the model said.
 pub struct Outcome {
     pub preempted: bool,
-    pub violations: Vec<Violation>,
+    pub violations: Vec<String>,
     pub world: World,
 }
 
@@ -96,7 +95,7 @@ pub fn fail_on(schedule: &Schedule, outcome: &Outcome) {
 }
 
 /// What a failing run shows: what ran, what broke, the history.
-pub fn report(what: &str, violations: &[Violation], world: &World) -> String {
+pub fn report(what: &str, violations: &[String], world: &World) -> String {
     let mut report = format!("the explorer found a run the promises do not allow:\n  {what}\n");
     for v in violations {
         report.push_str(&format!("  violation: {v}\n"));

@@ -2,8 +2,10 @@
 //! (shuttle's PCT: priorities drawn per run, changed at a few random
 //! points, which finds bugs of small depth with a known probability), each
 //! request a thread that yields at every scheduling point of the store; a
-//! fault at a chosen call in a third of the runs; on replicas, a thread
-//! that delivers writes to replicas early. Every run is finished
+//! fault at a chosen call in a third of the runs, a second in a third of
+//! those; a thread of time that, at points the scheduler picks, moves the
+//! clocks 400 ms or past a window the code keeps, and on replicas
+//! delivers writes early, out of order. Every run is finished
 //! and judged by the model; a failing run prints the schedule that
 //! replays it: kept in `found.rs` as
 //! `shuttle::replay(move || one(&bases(layout)), "…")`.
@@ -15,15 +17,16 @@ use shuttle::rand::Rng;
 use shuttle::scheduler::PctScheduler;
 use shuttle::{Config, Runner};
 
-use crate::cases::{self, finish, kinds_from, states, State};
+use crate::cases::{self, finish, kinds_from, states, steps, Kind, State, Step};
 use crate::pairs::report;
 use crate::world::{Layout, World};
 
 /// PCT's depth: bugs that need up to this many priority changes.
 const DEPTH: usize = 3;
 
-/// On replicas, how many times a run's replicator thread delivers a write
-/// early (the rest arrive once the clock passes their delay).
+/// How many steps a run's thread of time takes: on replicas, each a write
+/// delivered early (the rest arrive once the clock passes their delay) or
+/// the clocks moved on; elsewhere the clocks moved on.
 const DELIVERIES: usize = 8;
 const TICK_MS: u64 = 400;
 
@@ -55,14 +58,17 @@ fn one(bases: &[(State, World)]) {
         .map(|_| drawn[rng.gen_range(0..drawn.len())])
         .collect();
     let mut world = base.fork();
-    let fault = rng.gen_bool(1.0 / 3.0).then(|| Fault {
-        request: rng.gen_range(0..count),
-        call: rng.gen_range(1..=6),
-        strike: Strike::ALL[rng.gen_range(0..Strike::ALL.len())],
-    });
-    if let Some(fault) = fault {
-        world.inject(fault);
-    }
+    // A fault in a third of the runs, a second in a third of those.
+    let first = rng.gen_bool(1.0 / 3.0);
+    let strikes = first as usize + (first && rng.gen_bool(1.0 / 3.0)) as usize;
+    let faults: Vec<Fault> = (0..strikes)
+        .map(|_| Fault {
+            request: rng.gen_range(0..count),
+            call: rng.gen_range(1..=6),
+            strike: Strike::ALL[rng.gen_range(0..Strike::ALL.len())],
+        })
+        .collect();
+    faults.iter().for_each(|f| world.inject(*f));
     let world = Arc::new(world);
     world
         .shared
@@ -75,10 +81,8 @@ fn one(bases: &[(State, World)]) {
             shuttle::thread::spawn(move || cases::run(&world, kind, n))
         })
         .collect();
-    if base.layout.replicas > 1 {
-        let world = world.clone();
-        threads.push(shuttle::thread::spawn(move || deliver(&world)));
-    }
+    let time = world.clone();
+    threads.push(shuttle::thread::spawn(move || deliver(&time)));
     for thread in threads {
         thread.join().expect("a request's thread");
     }
@@ -87,22 +91,32 @@ fn one(bases: &[(State, World)]) {
     let violations = world.check();
     if !violations.is_empty() {
         let what = format!(
-            "{} from {state:?}: {requests:?}, {fault:?}",
+            "{} from {state:?}: {requests:?}, {faults:?}",
             base.layout.name
         );
         panic!("{}", report(&what, &violations, &world));
     }
 }
 
-/// The replication of a run on replicas, as a thread of its own: at points
-/// the scheduler picks, one write on its way (drawn: so they arrive out of
-/// order) reaches its replica.
+/// Time and replication, as a thread of their own: at points the
+/// scheduler picks, one write on its way (drawn: so they arrive out of
+/// order) reaches its replica, or the clocks move on 400 ms, or (one step
+/// in four) past a window the layout's code keeps.
 fn deliver(world: &World) {
     let mut rng = shuttle::rand::thread_rng();
+    let windows: Vec<Step> = steps(&world.layout)
+        .into_iter()
+        .filter_map(|k| match k {
+            Kind::Step(step @ Step::Past(_)) => Some(step),
+            _ => None,
+        })
+        .collect();
     for _ in 0..DELIVERIES {
         shuttle::thread::yield_now();
-        if rng.gen_bool(0.5) {
+        if world.layout.replicas > 1 && rng.gen_bool(0.5) {
             world.shared.deliver_one(rng.gen_range(0..64));
+        } else if rng.gen_bool(0.25) {
+            cases::take(world, windows[rng.gen_range(0..windows.len())]);
         } else {
             world.advance_ms(TICK_MS);
         }

@@ -2,15 +2,18 @@
 //! requests sent to it (each through the component's own router, on its own
 //! platform), the history they make, and the walks they follow.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use http::Method;
 use petstore::request::{Body, Request};
 use petstore::routes;
 use petstore_testkit::explore::{ExplorePlatform, Fault, Shared};
-use petstore_testkit::model::{self, Answer, Call, Event, History, Promise, Violation};
+use petstore_testkit::model::{self, Answer, Call, Event, History, Promise};
 use petstore_testkit::replicated::Replicated;
 use petstore_testkit::{next_of, Backend, Data};
+
+use crate::invariants;
 use serde_json::{json, Value};
 
 /// The most a live request may wait between retries in a run: the
@@ -23,14 +26,22 @@ pub const MAX_WAITS: u64 = 16;
 /// The lease of keyed creates in the explorer (ms), and the clock's start.
 pub const LEASE_MS: u64 = 10_000;
 pub const START_MS: u64 = 1_800_000_000_000;
-/// How far [`World::settle`] moves the clock: past the replicated layout's
-/// window for a create's write to land (1 s, its `LANDS_WITHIN_MS`) and
-/// (on replicas) `replication_ms`; `clock_skew_ms` is 0.
+/// How far [`World::settle`] moves the clock, with `replication_ms` and
+/// twice `clock_skew_ms` (a create on the fastest clock, a page on the
+/// slowest): past the replicated layout's window for a create's write to
+/// land (1 s, its `LANDS_WITHIN_MS`).
 pub const SETTLE_MS: u64 = 1_001;
 /// On replicas, the most a write takes to reach another (each write's
 /// delay is drawn up to it; the explorer may deliver it earlier): the
 /// instances' `replication_ms`.
 pub const REPLICATION_MS: u64 = 1_000;
+/// The windows the code keeps (ms), as `src/catalogue/record.rs` and
+/// `replicated/create.rs` state them: a counters or lanes create's commit
+/// window, how long a reader waits before it gives a position up, and the
+/// replicated layout's window for a create's write to land.
+pub const COMMIT_WITHIN_MS: u64 = 20_000;
+pub const SEAL_AFTER_MS: u64 = 60_000;
+pub const LANDS_WITHIN_MS: u64 = 1_000;
 const KEY: &str = "explore-key";
 
 /// A layout on a backend, as its instances are configured.
@@ -45,6 +56,11 @@ pub struct Layout {
     pub promise: Promise,
     /// Replicas of the store (the edge build's platform); 1: one store.
     pub replicas: usize,
+    /// The edge build's `clock_skew_ms`: instance 1's clock is this far
+    /// ahead of instance 0's, instance 2's half as far (0: one clock).
+    pub skew_ms: u64,
+    /// The edge build's `piece_interval_ms`.
+    pub interval_ms: u64,
 }
 
 /// A walk of the `next` links, begun by some request.
@@ -65,10 +81,18 @@ pub struct World {
     pub walks: Mutex<Vec<Walk>>,
     /// The pets' data is corrupt on purpose: 500s are allowed.
     pub corrupt: bool,
+    /// The state was made by a store that failed (a record stored without
+    /// its pet): 503s are answers.
+    pub scarred: bool,
     /// The walk the state began, which a page with a cursor goes on.
     pub begun: Option<u64>,
-    /// A fault was injected since the state was made: the store failed.
-    pub faulted: bool,
+    /// The events of the history that made the state.
+    pub made: usize,
+    /// What the finish of a run found the store breaking (`finish`).
+    pub broken: Mutex<Vec<String>>,
+    /// A fault was injected, or the clock moved past a window while a
+    /// request ran, since the state was made: the store failed or was slow.
+    pub faulted: AtomicBool,
 }
 
 impl World {
@@ -77,14 +101,23 @@ impl World {
             1 => Shared::new(Data::new(layout.backend), START_MS),
             n => Shared::replicated(Replicated::new(n, 0..=REPLICATION_MS, 7), START_MS),
         };
+        for (instance, offset) in [0, layout.skew_ms, layout.skew_ms / 2]
+            .into_iter()
+            .enumerate()
+        {
+            shared.set_offset(instance, offset);
+        }
         World {
             layout,
             shared,
             history: Mutex::new(History::default()),
             walks: Mutex::new(Vec::new()),
             corrupt: false,
+            scarred: false,
             begun: None,
-            faulted: false,
+            made: 0,
+            broken: Mutex::new(Vec::new()),
+            faulted: AtomicBool::new(false),
         }
     }
 
@@ -96,8 +129,11 @@ impl World {
             history: Mutex::new(self.history().clone()),
             walks: Mutex::new(self.walks.lock().unwrap().clone()),
             corrupt: self.corrupt,
+            scarred: self.scarred,
             begun: self.begun,
-            faulted: false,
+            made: self.made,
+            broken: Mutex::new(Vec::new()),
+            faulted: AtomicBool::new(false),
         }
     }
 
@@ -108,12 +144,19 @@ impl World {
     /// Strikes a call of a request (the store fails there).
     pub fn inject(&mut self, fault: Fault) {
         self.shared.inject(fault);
-        self.faulted = true;
+        self.faulted.store(true, Ordering::SeqCst);
     }
 
-    /// Moves the clock on (on replicas, delivering the writes due).
+    /// Moves every clock on (on replicas, delivering the writes due).
     pub fn advance_ms(&self, ms: u64) {
         self.shared.advance_ms(ms);
+    }
+
+    /// Moves every clock on while requests run (a call that took that
+    /// long): a 503 is an answer from here on.
+    pub fn stall_ms(&self, ms: u64) {
+        self.faulted.store(true, Ordering::SeqCst);
+        self.advance_ms(ms);
     }
 
     /// The instances' `replication_ms`: 0 on one store.
@@ -132,7 +175,8 @@ impl World {
         if !self.layout.promise.settles {
             return;
         }
-        self.advance_ms(SETTLE_MS + self.replication_ms());
+        let skew = 2 * self.layout.skew_ms;
+        self.advance_ms(SETTLE_MS + self.replication_ms() + skew);
         let at = self.shared.tick();
         self.history.lock().unwrap().push(Event {
             client: usize::MAX,
@@ -159,13 +203,14 @@ impl World {
             ("cors_origins", String::new()),
             ("key_value_backend", self.layout.declared.to_string()),
             ("catalogue_layout", layout.to_string()),
-            // The edge build's store: one, or replicas; no skew.
+            // The edge build's store: one, or replicas.
             ("replication_ms", self.replication_ms().to_string()),
-            ("clock_skew_ms", "0".to_string()),
-            ("piece_interval_ms", "0".to_string()),
+            ("clock_skew_ms", self.layout.skew_ms.to_string()),
+            ("piece_interval_ms", self.layout.interval_ms.to_string()),
         ];
         let seed = (request as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
-        let platform = ExplorePlatform::new(variables, self.shared.clock(), seed);
+        let clocks = (self.shared.clock(), self.shared.offset(request));
+        let platform = ExplorePlatform::new(variables, clocks, seed);
         let start = self.shared.tick();
         let handled = routes::handle(&http.request(), &platform, &self.shared.handle(request));
         let end = self.shared.tick();
@@ -323,9 +368,14 @@ impl World {
 
     /// The ids the history's answers showed.
     pub fn shown_ids(&self) -> Vec<i64> {
-        let mut ids: Vec<i64> = self
-            .history()
-            .events
+        self.shown_ids_in(0..usize::MAX)
+    }
+
+    /// The ids the answers of events `events` showed.
+    pub fn shown_ids_in(&self, events: std::ops::Range<usize>) -> Vec<i64> {
+        let history = self.history.lock().unwrap();
+        let end = events.end.min(history.events.len());
+        let mut ids: Vec<i64> = history.events[events.start.min(end)..end]
             .iter()
             .flat_map(|e| {
                 e.answer
@@ -340,14 +390,31 @@ impl World {
         ids
     }
 
-    /// What the model says of the run.
-    pub fn check(&self) -> Vec<Violation> {
+    /// What the model says of the run, and what the store's invariants
+    /// say of what it holds after it (`invariants.rs`).
+    pub fn check(&self) -> Vec<String> {
         let promise = Promise {
             corrupt: self.corrupt || self.layout.promise.corrupt,
-            faults: self.faulted || self.layout.promise.faults,
+            faults: self.faulted.load(Ordering::SeqCst)
+                || self.scarred
+                || self.layout.promise.faults,
             ..self.layout.promise
         };
-        model::check(&self.history(), &promise)
+        let model = model::check(&self.history(), &promise);
+        let mut found: Vec<String> = model.iter().map(ToString::to_string).collect();
+        found.extend(
+            self.broken
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|v| format!("store invariant: {v}")),
+        );
+        found.extend(
+            invariants::check(self)
+                .into_iter()
+                .map(|v| format!("store invariant: {v}")),
+        );
+        found
     }
 }
 

@@ -8,6 +8,10 @@
 //! the explorer's (run another request whole, or let a scheduler switch
 //! threads); faults strike a request's n-th call. Semantics: [`Data`].
 //!
+//! Each request runs on an instance, request n on instance n mod
+//! [`INSTANCES`], whose clock is the run's plus an offset of its own (the
+//! instances' clock skew), which the explorer may move.
+//!
 //! Or the store is replicated ([`Replicated`]: the edge build's platform):
 //! request n is served by replica n mod N and sees its writes at once; the
 //! others get them when the explorer delivers them (at its points, in any
@@ -31,7 +35,9 @@ pub enum Strike {
     /// Applied, then its reply is lost.
     LoseReply,
     /// A `set-many` applies its first pair only (or, `Last`, its last),
-    /// then fails; any other call fails.
+    /// then fails, where it is not atomic (DynamoDB, replicas); any other
+    /// call, or a `set-many` that is one transaction (Spin's SQLite and
+    /// Redis), fails, changing nothing.
     PartialFirst,
     PartialLast,
     /// The instance dies: this call and every later one of the request
@@ -57,6 +63,9 @@ pub struct Fault {
     pub strike: Strike,
 }
 
+/// The instances requests run on: request n on instance n mod 3.
+pub const INSTANCES: usize = 3;
+
 /// What runs at a scheduling point, told which request reached it.
 pub type Yielder = Arc<dyn Fn(usize) + Send + Sync>;
 
@@ -67,11 +76,15 @@ pub struct Shared {
     /// Replicas in place of `data`.
     replicated: Option<Replicated>,
     clock_ms: Arc<AtomicU64>,
+    /// Each instance's clock ahead of the run's (ms).
+    offsets: [Arc<AtomicU64>; INSTANCES],
     /// One tick per scheduling point and per request sent or answered.
     ticks: AtomicU64,
     faults: Mutex<Vec<Fault>>,
     /// Calls made, per request.
     calls: Mutex<Vec<u64>>,
+    /// The calls each request made, by name.
+    names: Mutex<Vec<Vec<&'static str>>>,
     /// Requests whose instance crashed.
     crashed: Mutex<Vec<usize>>,
     yielder: Mutex<Option<Yielder>>,
@@ -95,9 +108,11 @@ impl Shared {
             data: Mutex::new(data),
             replicated,
             clock_ms: Arc::new(AtomicU64::new(clock_ms)),
+            offsets: Default::default(),
             ticks: AtomicU64::new(0),
             faults: Mutex::new(Vec::new()),
             calls: Mutex::new(Vec::new()),
+            names: Mutex::new(Vec::new()),
             crashed: Mutex::new(Vec::new()),
             yielder: Mutex::new(None),
         })
@@ -110,6 +125,9 @@ impl Shared {
         let fork = Shared::with(self.data(), replicated, self.now_ms());
         fork.ticks
             .store(self.ticks.load(Ordering::SeqCst), Ordering::SeqCst);
+        for (to, from) in fork.offsets.iter().zip(&self.offsets) {
+            to.store(from.load(Ordering::SeqCst), Ordering::SeqCst);
+        }
         fork
     }
 
@@ -128,6 +146,16 @@ impl Shared {
 
     pub fn now_ms(&self) -> u64 {
         self.clock_ms.load(Ordering::SeqCst)
+    }
+
+    /// The offset of the clock of the instance request `request` runs on.
+    pub fn offset(&self, request: usize) -> Arc<AtomicU64> {
+        self.offsets[request % INSTANCES].clone()
+    }
+
+    /// Sets the clock of instance `instance` to the run's plus `ms`.
+    pub fn set_offset(&self, instance: usize, ms: u64) {
+        self.offsets[instance].store(ms, Ordering::SeqCst);
     }
 
     /// Moves the platform's clock on (delivering the writes due by then).
@@ -149,6 +177,13 @@ impl Shared {
         self.replicated
             .as_ref()
             .is_some_and(|set| set.deliver_one(pick))
+    }
+
+    /// Delivers the newest write on its way (before those sent earlier);
+    /// whether there was one.
+    pub fn deliver_newest(&self) -> bool {
+        let set = self.replicated.as_ref();
+        set.is_some_and(|set| set.in_flight() > 0 && set.deliver_one(set.in_flight() - 1))
     }
 
     pub fn set_yielder(&self, yielder: Option<Yielder>) {
@@ -201,6 +236,12 @@ impl Shared {
         lock(&self.calls).get(request).copied().unwrap_or(0)
     }
 
+    /// The name of call `call` (from 1) of request `request`, if made.
+    pub fn call_name(&self, request: usize, call: u64) -> Option<&'static str> {
+        let names = lock(&self.names);
+        names.get(request)?.get(call as usize - 1).copied()
+    }
+
     pub fn crashed(&self, request: usize) -> bool {
         lock(&self.crashed).contains(&request)
     }
@@ -233,7 +274,7 @@ impl Handle {
     }
 
     /// Enters call `what`: its point, its number, the strike that hits it.
-    fn enter(&self, what: &str) -> Result<Option<Strike>, StoreError> {
+    fn enter(&self, what: &'static str) -> Result<Option<Strike>, StoreError> {
         self.point();
         let call = {
             let mut calls = lock(&self.shared.calls);
@@ -243,6 +284,13 @@ impl Handle {
             calls[self.request] += 1;
             calls[self.request]
         };
+        {
+            let mut names = lock(&self.shared.names);
+            if names.len() <= self.request {
+                names.resize(self.request + 1, Vec::new());
+            }
+            names[self.request].push(what);
+        }
         let strike = {
             let mut faults = lock(&self.shared.faults);
             let at = faults
@@ -279,6 +327,13 @@ impl Handle {
 
     fn backend(&self) -> Backend {
         self.data().backend()
+    }
+}
+
+impl Shared {
+    /// Whether a `set-many` may apply in part: on DynamoDB and on replicas.
+    pub fn batches_in_part(&self) -> bool {
+        self.replicated.is_some() || lock(&self.data).backend() == Backend::Dynamo
     }
 }
 
@@ -348,6 +403,10 @@ impl KvStore for Handle {
             Some(Strike::PartialLast) => pairs.last(),
             _ => None,
         };
+        let whole = self.replica().is_none() && self.backend() != Backend::Dynamo;
+        if partial.is_some() && whole {
+            return Err(StoreError("injected failure of set-many".into()));
+        }
         if let Some((key, value)) = partial {
             match self.replica() {
                 Some(replica) => replica.set(key, value)?,
@@ -426,11 +485,12 @@ impl KvStore for Handle {
 }
 
 /// One request's platform: the deployment's variables, the shared clock
-/// (ms; waits move it on), and random bits of its own, drawn from a seed so
+/// (ms; waits move it on) plus its instance's offset, and random bits of its own, drawn from a seed so
 /// that every run of a schedule is the same run.
 pub struct ExplorePlatform {
     pub variables: Vec<(&'static str, String)>,
     pub clock_ms: Arc<AtomicU64>,
+    pub offset_ms: Arc<AtomicU64>,
     random: Mutex<u64>,
     /// Waits between retries so far.
     pub waits: AtomicU64,
@@ -439,12 +499,13 @@ pub struct ExplorePlatform {
 impl ExplorePlatform {
     pub fn new(
         variables: Vec<(&'static str, String)>,
-        clock_ms: Arc<AtomicU64>,
+        (clock_ms, offset_ms): (Arc<AtomicU64>, Arc<AtomicU64>),
         seed: u64,
     ) -> Self {
         ExplorePlatform {
             variables,
             clock_ms,
+            offset_ms,
             random: Mutex::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
             waits: AtomicU64::new(0),
         }
@@ -461,7 +522,7 @@ impl Platform for ExplorePlatform {
     }
 
     fn now_ms(&self) -> u64 {
-        self.clock_ms.load(Ordering::SeqCst)
+        self.clock_ms.load(Ordering::SeqCst) + self.offset_ms.load(Ordering::SeqCst)
     }
 
     fn random(&self) -> [u8; 16] {

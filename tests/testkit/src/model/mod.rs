@@ -202,11 +202,14 @@ impl<'h> Model<'h> {
             .map(|(n, c)| (n.clone(), c.clone()))
             .collect();
         for (name, creates) in groups {
-            let ids = ids_of.remove(&name).unwrap_or_default();
+            let mut ids = ids_of.remove(&name).unwrap_or_default();
             let keyed = creates.iter().any(|c| match &self.events[*c].call {
                 Call::Create { key, .. } => key.is_some(),
                 _ => false,
             });
+            if keyed && self.promise.settles {
+                self.orphans(&creates, &mut ids);
+            }
             let relaxed = keyed && self.promise.settles && !self.within_reach(&creates);
             if ids.len() > 1 && !relaxed {
                 let rule = match keyed {
@@ -582,6 +585,32 @@ impl<'h> Model<'h> {
 }
 
 impl Model<'_> {
+    /// On the replicated layout, a keyed attempt that failed (no answer, or
+    /// a 503) may have stored its pet without its key's record (a
+    /// `set-many` applied in part, no atomics): mended, that pet is listed
+    /// as any failed create's may be, and a retry with the key makes the
+    /// key's pet (docs/replicated-layout.md, "Keyed creates"). Such a pet,
+    /// which no 201 named, is not the key's second pet.
+    fn orphans(&self, creates: &[usize], ids: &mut BTreeSet<i64>) {
+        let failed = creates.iter().any(|c| {
+            matches!(
+                self.events[*c].answer,
+                Answer::Lost | Answer::Error { status: 503, .. }
+            )
+        });
+        if !failed {
+            return;
+        }
+        let answered: BTreeSet<i64> = creates
+            .iter()
+            .filter_map(|c| match &self.events[*c].answer {
+                Answer::Created { pet, .. } => pet["id"].as_i64(),
+                _ => None,
+            })
+            .collect();
+        ids.retain(|id| answered.contains(id));
+    }
+
     /// Event `at` is a keyed create answered "its pet is not found yet"
     /// through a replica that another create with its key, served by
     /// another replica, may not have reached: no settle between them. (On
