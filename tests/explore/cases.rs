@@ -261,18 +261,25 @@ pub enum Window {
     /// The lease and the commit window: past it a keyed create's owner
     /// commits no more, but its commit begun may still land.
     Commit,
+    /// The longest a commit begun in its window may take to land before
+    /// readers give its record up (`SEAL_AFTER_MS` − `COMMIT_WITHIN_MS`):
+    /// a pause 1 ms short of it, which the design allows at any call.
+    InFlight,
 }
 
 impl Window {
     /// How far a step moves the clocks: 1 ms past the window.
     pub fn past_ms(self, layout: &Layout) -> u64 {
+        if self == Window::InFlight {
+            return SEAL_AFTER_MS - COMMIT_WITHIN_MS - 1;
+        }
         1 + match self {
             Window::Create if layout.layout == "replicated" => LANDS_WITHIN_MS,
             Window::Create => COMMIT_WITHIN_MS,
             Window::Replication => REPLICATION_MS * (layout.replicas > 1) as u64 + layout.skew_ms,
             Window::Interval => layout.interval_ms,
             Window::Lease => LEASE_MS,
-            Window::Commit => LEASE_MS + COMMIT_WITHIN_MS,
+            Window::Commit | Window::InFlight => LEASE_MS + COMMIT_WITHIN_MS,
         }
     }
 }
@@ -393,6 +400,11 @@ pub fn steps_from(layout: &Layout, state: State) -> Vec<Kind> {
             Kind::Step(Step::Past(Window::Interval)) | Kind::Then(Step::Past(Window::Interval), _)
         ),
         State::Merged | State::MergedBehind => matches!(k, Kind::Step(Step::Past(Window::Create))),
+        // Lane heads: a create's window, and a keyed create past its own.
+        State::Round | State::Ahead => matches!(
+            k,
+            Kind::Step(Step::Past(Window::Create)) | Kind::Then(Step::Past(Window::Commit), _)
+        ),
         _ => true,
     };
     steps(layout).into_iter().filter(about).collect()

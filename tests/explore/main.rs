@@ -16,6 +16,7 @@ mod found;
 mod invariants;
 mod pairs;
 mod schedules;
+mod stalls;
 mod world;
 
 use cases::{kinds_from, states, steps_from, LAYOUTS};
@@ -128,6 +129,22 @@ fn schedules_on_every_layout() {
         ));
     }
     report("schedules", &lines, began);
+}
+
+/// A create and a keyed create paused twice, another request between
+/// (`stalls.rs`): the default build's windows.
+#[test]
+#[cfg(not(feature = "edge"))]
+fn a_create_paused_twice() {
+    let (mut lines, began) = (Vec::new(), std::time::Instant::now());
+    for layout in LAYOUTS {
+        let runs = stalls::explore(layout);
+        lines.push(format!(
+            "explorer: {runs:>6} runs of a create paused twice, another request at the second pause, on {}",
+            layout.name
+        ));
+    }
+    report("stalls", &lines, began);
 }
 
 #[test]
