@@ -28,12 +28,28 @@ pub fn check(world: &World) -> Vec<String> {
         .into_iter()
         .filter_map(|k| Some((k.clone(), world.shared.peek(&k)?)))
         .collect();
-    let pets = pets(&stored);
+    let mut pets = pets(&stored);
     if world.layout.layout == "replicated" {
         replicated(&stored, &pets, &acknowledged(world))
     } else {
+        // On lanes a lane's newest pet is in its head, not yet `pet:{id}`:
+        // the pets the run's answers showed count as stored too.
+        for (id, status) in shown(world) {
+            pets.entry(id).or_insert(Pet {
+                status,
+                stamp: None,
+            });
+        }
         blocks(&stored, &pets)
     }
+}
+
+/// Every pet an answer showed, and its status.
+fn shown(world: &World) -> BTreeMap<i64, String> {
+    let history = world.history();
+    let pets = history.events.iter().flat_map(|e| e.answer.pets().to_vec());
+    let status = |p: &Value| Some((p["id"].as_i64()?, p["status"].as_str()?.to_string()));
+    pets.filter_map(|p| status(&p)).collect()
 }
 
 /// A committed pet: its status, and its create's time if stamped.
