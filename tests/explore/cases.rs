@@ -174,16 +174,16 @@ pub enum State {
     /// 16), and a walk of `sold` begun whose cursor says the next page's
     /// block is there.
     Merged,
-    /// 32 lanes: 64 pets created in turn (round 1 `sold`, round 2 half),
-    /// then 50 `sold` racing for one lane (`burst`): those that lost drew
-    /// other lanes, leaving lanes a round behind ids stored past theirs.
-    /// `sold` walked 10 at a time (block 0 merged; block 1 whole, its ids
-    /// not settled) and a walk of it begun 25 a page. The explorer's keyed
-    /// create (`sold`) takes an id behind, placed in block 1 past that
-    /// walk's next page: were block 1 written unsettled, a block written
-    /// after that create would be shifted by one from it, and a walk
-    /// reading both lists a pet twice (the schedules catch it, no pin of
-    /// what is written). Only the kinds that create or list `sold` run.
+    /// 32 lanes: 96 pets created in turn (round 1 `sold`, a quarter of
+    /// round 2, none of round 3), then 50 `sold` racing for one lane
+    /// (`burst`): those that lost drew other lanes, leaving lanes in round
+    /// 3 behind ids stored past theirs (settled: ids to 64). `sold` walked
+    /// 10 at a time (block 0 merged; block 1 whole, its first id settled,
+    /// its last not) and a walk of it begun 25 a page. The explorer's
+    /// keyed create (`sold`) takes an id behind, inside block 1: a block 1
+    /// written unsettled no longer equals the walk of `sold` (the store's
+    /// invariants judge it, no pin of what is written). Only the kinds
+    /// that create or list `sold` run.
     MergedBehind,
     /// Replicated: 420 pets, every list walked 100 a page (its index
     /// pieces written: 200, 200 and an open 20 unfiltered, an open 140 a
@@ -270,16 +270,15 @@ pub enum Window {
 impl Window {
     /// How far a step moves the clocks: 1 ms past the window.
     pub fn past_ms(self, layout: &Layout) -> u64 {
-        if self == Window::InFlight {
-            return SEAL_AFTER_MS - COMMIT_WITHIN_MS - 1;
-        }
         1 + match self {
             Window::Create if layout.layout == "replicated" => LANDS_WITHIN_MS,
             Window::Create => COMMIT_WITHIN_MS,
             Window::Replication => REPLICATION_MS * (layout.replicas > 1) as u64 + layout.skew_ms,
             Window::Interval => layout.interval_ms,
             Window::Lease => LEASE_MS,
-            Window::Commit | Window::InFlight => LEASE_MS + COMMIT_WITHIN_MS,
+            Window::Commit => LEASE_MS + COMMIT_WITHIN_MS,
+            // Not past it: the longest a call in flight may take.
+            Window::InFlight => return SEAL_AFTER_MS - COMMIT_WITHIN_MS - 1,
         }
     }
 }
@@ -478,7 +477,7 @@ pub fn world(layout: Layout, state: State) -> World {
         | State::HalfKey
         | State::PendingCreate => 3,
         State::Merged => 130,
-        State::MergedBehind => 64,
+        State::MergedBehind => 96,
         State::Pieces => 420,
         _ => 5,
     };
@@ -486,8 +485,9 @@ pub fn world(layout: Layout, state: State) -> World {
         // Merged blocks are a status's: enough `sold` for several.
         let status = match state {
             State::Merged if i % 8 != 0 => "sold",
-            // Round 1 `sold` (block 0, settled), round 2 half.
-            State::MergedBehind if i < 32 || i % 2 == 0 => "sold",
+            // Round 1 `sold` (block 0, settled), a quarter of round 2
+            // (block 1 begins settled, ends in the burst's ids).
+            State::MergedBehind if i < 32 || (i < 64 && i % 4 == 0) => "sold",
             State::MergedBehind => "pending",
             _ => STATUSES[i % 3],
         };
@@ -597,19 +597,26 @@ pub fn world(layout: Layout, state: State) -> World {
         assert!(target.ends_with("_2"), "{target}");
     }
     if state == State::MergedBehind {
-        // The state is what it says: block 0 merged; the explorer's keyed
-        // create (`sold`, request 0) takes an id behind ids stored, placed
-        // in block 1 past the cursor's next page (positions 51 to 64).
+        // The state is what it says: the explorer's keyed create (`sold`,
+        // request 0) takes an id past the settled bound (64: a lane's head
+        // is in round 3) and behind ids stored, placed inside block 1
+        // (positions 33 to 64), whose first id is settled and last not.
+        // (Not whether block 1 was written: the store's invariants judge.)
         assert!(world.shared.peek("ixm:sold:0").is_some(), "ixm:sold:0");
         let trial = world.fork();
         run(&trial, Kind::Keyed, 0);
         let before = created(&world);
         let taken = created(&trial).last().map_or(0, |pet| pet.0);
-        let last = before.iter().map(|pet| pet.0).max();
-        let place = 1 + before.iter().filter(|p| p.1 && p.0 < taken).count();
+        let mut sold: Vec<i64> = before.iter().filter(|p| p.1).map(|p| p.0).collect();
+        sold.sort_unstable();
+        let place = 1 + sold.iter().filter(|id| **id < taken).count();
+        let block = (sold.get(32), sold.get(63));
         assert!(
-            last > Some(taken) && (51..=64).contains(&place),
-            "{taken}: {place}"
+            taken > 64
+                && (33..=64).contains(&place)
+                && block.0 <= Some(&64)
+                && block.1 > Some(&taken),
+            "{taken}: {place}, block 1 {block:?}"
         );
     }
     world.begun = Some(walk);
