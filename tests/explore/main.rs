@@ -40,6 +40,18 @@ fn report(test: &str, lines: &[String], began: std::time::Instant) {
     }
 }
 
+/// `explore` run on each layout of the build (with its index), its lines
+/// reported as `test`'s.
+fn per_layout(test: &str, explore: impl Fn(usize, Layout) -> String) {
+    let began = std::time::Instant::now();
+    let lines: Vec<String> = LAYOUTS
+        .into_iter()
+        .enumerate()
+        .map(|(n, l)| explore(n, l))
+        .collect();
+    report(test, &lines, began);
+}
+
 /// Every ordered pair of kinds, exhaustively with one preemption, from
 /// every state of `layout`, the second also a step of time or of
 /// replication; the schedules run.
@@ -120,15 +132,13 @@ const SCHEDULES: usize = 3500;
 
 #[test]
 fn schedules_on_every_layout() {
-    let (mut lines, began) = (Vec::new(), std::time::Instant::now());
-    for (n, layout) in LAYOUTS.into_iter().enumerate() {
+    per_layout("schedules", |n, layout| {
         let runs = schedules::explore(layout, SCHEDULES, n as u64 + 1);
-        lines.push(format!(
+        format!(
             "explorer: {runs:>6} schedules of 3-4 requests (PCT, a fault in a third) on {}",
             layout.name
-        ));
-    }
-    report("schedules", &lines, began);
+        )
+    });
 }
 
 /// A create and a keyed create paused twice, another request between
@@ -136,26 +146,19 @@ fn schedules_on_every_layout() {
 #[test]
 #[cfg(not(feature = "edge"))]
 fn a_create_paused_twice() {
-    let (mut lines, began) = (Vec::new(), std::time::Instant::now());
-    for layout in LAYOUTS {
+    per_layout("stalls", |_, layout| {
         let runs = stalls::explore(layout);
-        lines.push(format!(
-            "explorer: {runs:>6} runs of a create paused twice, another request at the second pause, on {}",
-            layout.name
-        ));
-    }
-    report("stalls", &lines, began);
+        format!("explorer: {runs:>6} runs of a create paused twice, another request at the second pause, on {}", layout.name)
+    });
 }
 
 #[test]
 fn faults_at_the_calls_of_one_request() {
-    let (mut lines, began) = (Vec::new(), std::time::Instant::now());
-    for layout in LAYOUTS {
+    per_layout("faults", |_, layout| {
         let runs = faults::explore(layout);
-        lines.push(format!(
+        format!(
             "explorer: {:>6} runs of 1 request, a fault at each of its calls, and {:>6} with two, on {}",
             runs.one, runs.two, layout.name
-        ));
-    }
-    report("faults", &lines, began);
+        )
+    });
 }
