@@ -46,7 +46,6 @@ def run(width=32, ahead=3, clients=64, rtt=0.2, seconds=120, seed=1,
     rng = random.Random(seed)
     rounds, version = [0] * width, [0] * width
     latencies, losses_of = [], [0] * 4
-    calls = [0]
 
     def draw(snap, tried):
         fewest = min(snap)
@@ -63,38 +62,30 @@ def run(width=32, ahead=3, clients=64, rtt=0.2, seconds=120, seed=1,
             return snap.index(fewest)
         return draw(snap, None)
 
-    def call():
-        calls[0] += 1
-
     def create():
-        yield rtt / 2
+        yield rtt / 2  # the first get-many: the mark and every head
         snap = list(rounds)
         yield rtt / 2
-        call()
         lane, tries, retry, waited, lost = first(snap), 0, 0, 0.0, 0
         while True:
             tries += 1
             ceiling = min(snap) + ahead
             stored = None
             if snap[lane] <= ceiling:
-                yield rtt
-                call()
+                yield rtt  # the head's pet stored
                 stored = snap[lane]
             outcome = None
             while outcome is None:
-                yield rtt / 2
+                yield rtt / 2  # current
                 r, v = rounds[lane], version[lane]
                 yield rtt / 2
-                call()
                 if r > ceiling:
                     outcome = "ceiling"
                     break
                 if r != stored:
-                    yield rtt
-                    call()
+                    yield rtt  # the head moved: its new pet stored
                 stored = r
-                yield rtt / 2
-                call()
+                yield rtt / 2  # swap
                 if version[lane] == v:
                     rounds[lane] += 1
                     version[lane] += 1
@@ -102,13 +93,11 @@ def run(width=32, ahead=3, clients=64, rtt=0.2, seconds=120, seed=1,
                     outcome = "won"
                     break
                 yield rtt / 2 + rtt  # the host's read after a failed swap
-                call()
-                yield rtt / 2
+                yield rtt / 2  # the round read back (owner_of)
                 snap[lane] = rounds[lane]
                 if fresh:
                     snap = list(rounds)
                 yield rtt / 2
-                call()
                 lost += 1
                 outcome = "lost"
             if outcome == "won":
@@ -121,10 +110,9 @@ def run(width=32, ahead=3, clients=64, rtt=0.2, seconds=120, seed=1,
                 waited += wait
                 yield wait
             if outcome == "ceiling":
-                yield rtt / 2
+                yield rtt / 2  # every head read again
                 snap = list(rounds)
                 yield rtt / 2
-                call()
             lane = draw(snap, lane)
         losses_of[min(lost, 3)] += 1
 
