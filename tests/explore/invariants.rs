@@ -34,7 +34,7 @@ pub fn check(world: &World) -> Vec<String> {
     } else {
         // On lanes a lane's newest pet is in its head, not yet `pet:{id}`:
         // the pets the run's answers showed count as stored too.
-        for (id, status) in shown(world) {
+        for (id, status) in world.shown_in(0..usize::MAX) {
             pets.entry(id).or_insert(Pet {
                 status,
                 stamp: None,
@@ -42,14 +42,6 @@ pub fn check(world: &World) -> Vec<String> {
         }
         blocks(&stored, &pets)
     }
-}
-
-/// Every pet an answer showed, and its status.
-fn shown(world: &World) -> BTreeMap<i64, String> {
-    let history = world.history();
-    let pets = history.events.iter().flat_map(|e| e.answer.pets().to_vec());
-    let status = |p: &Value| Some((p["id"].as_i64()?, p["status"].as_str()?.to_string()));
-    pets.filter_map(|p| status(&p)).collect()
 }
 
 /// A committed pet: its status, and its create's time if stamped.

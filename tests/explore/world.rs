@@ -2,6 +2,7 @@
 //! requests sent to it (each through the component's own router, on its own
 //! platform), the history they make, and the walks they follow.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -373,21 +374,19 @@ impl World {
 
     /// The ids the answers of events `events` showed.
     pub fn shown_ids_in(&self, events: std::ops::Range<usize>) -> Vec<i64> {
+        self.shown_in(events).into_keys().collect()
+    }
+
+    /// The pets the answers of events `events` showed: id, and status.
+    pub fn shown_in(&self, events: std::ops::Range<usize>) -> BTreeMap<i64, String> {
         let history = self.history.lock().unwrap();
         let end = events.end.min(history.events.len());
-        let mut ids: Vec<i64> = history.events[events.start.min(end)..end]
+        let pets = history.events[events.start.min(end)..end]
             .iter()
-            .flat_map(|e| {
-                e.answer
-                    .pets()
-                    .iter()
-                    .filter_map(|p| p["id"].as_i64())
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
+            .flat_map(|e| e.answer.pets());
+        let status = |p: &Value| p["status"].as_str().unwrap_or_default().to_string();
+        pets.filter_map(|p| Some((p["id"].as_i64()?, status(p))))
+            .collect()
     }
 
     /// What the model says of the run, and what the store's invariants
